@@ -1,1 +1,34 @@
-"""internals"""
+"""lingprobe `internals`: activations from any layer of any model, pooled to words and spans."""
+
+from internals import sites
+from internals.errors import (
+    ItemError,
+    LingprobeError,
+    ModelNotFoundError,
+    SiteError,
+    StoreError,
+    TokenizerError,
+    VectorsFileError,
+)
+from internals.items import SpanItem
+from internals.load import load_subject
+from internals.pool import TokenSegments, pool_spans
+from internals.sites import Site
+from internals.subject import Subject
+
+__all__ = [
+    "ItemError",
+    "LingprobeError",
+    "ModelNotFoundError",
+    "Site",
+    "SiteError",
+    "SpanItem",
+    "StoreError",
+    "Subject",
+    "TokenSegments",
+    "TokenizerError",
+    "VectorsFileError",
+    "load_subject",
+    "pool_spans",
+    "sites",
+]

@@ -1,0 +1,1 @@
+"""Hook backends: read pooled activations at sites during one forward pass."""

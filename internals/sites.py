@@ -1,0 +1,114 @@
+"""Sites: where in a subject activations are read (`Site(part, layer, stream)`).
+
+Layer k of a part follows Hugging Face's `hidden_states[k]`: k = 0 is the embedding output (the
+input of the first block), k = i + 1 the output of block i, and the last layer is the part's final
+hidden state (after the final norm where the architecture has one, as HF reports it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from internals.errors import SiteError
+
+RESID_POST = "resid_post"
+
+
+@runtime_checkable
+class HasSites(Protocol):
+    """Anything that exposes its parts and their layer counts (a `Subject`)."""
+
+    @property
+    def part_layers(self) -> dict[str, int]:
+        """Number of layers per part, e.g. {"encoder": 6}; sites run 0..n inclusive."""
+        ...
+
+    @property
+    def streams(self) -> tuple[str, ...]:
+        """Streams the backend can read besides `resid_post`."""
+        ...
+
+
+@dataclass(frozen=True, order=True)
+class Site:
+    """One readable place: a part ("encoder", "decoder" or "static"), a layer index, a stream."""
+
+    part: str
+    layer: int
+    stream: str = RESID_POST
+
+    @property
+    def name(self) -> str:
+        """Stable string form, e.g. `encoder.3` or `decoder.5.mlp_out`."""
+        base = f"{self.part}.{self.layer}"
+        return base if self.stream == RESID_POST else f"{base}.{self.stream}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def parse_site(text: str) -> Site:
+    """Inverse of `Site.name`: `"encoder.3"` -> `Site("encoder", 3)`."""
+    parts = text.split(".")
+    if len(parts) not in (2, 3) or not parts[1].lstrip("-").isdigit():
+        raise SiteError(f"cannot parse site {text!r}; write it as PART.LAYER[.STREAM], e.g. encoder.3")
+    stream = parts[2] if len(parts) == 3 else RESID_POST
+    return Site(parts[0], int(parts[1]), stream)
+
+
+def every_layer(subject: HasSites, part: str | None = None) -> list[Site]:
+    """The embedding output plus every layer's residual output, for every part (or one part)."""
+    parts = [part] if part is not None else list(subject.part_layers)
+    return [Site(p, k) for p in parts for k in range(_layers(subject, p) + 1)]
+
+
+def last(subject: HasSites, part: str | None = None) -> list[Site]:
+    """The final layer of the subject's first part (the encoder of an encoder-decoder)."""
+    name = part if part is not None else next(iter(subject.part_layers))
+    return [Site(name, _layers(subject, name))]
+
+
+def select(subject: HasSites, spec: str, part: str | None = None) -> list[Site]:
+    """Sites from a command-line spec: `all`, `last`, or comma-separated layers / site names."""
+    spec = spec.strip()
+    if spec == "all":
+        return every_layer(subject, part)
+    if spec == "last":
+        return last(subject, part)
+    chosen: list[Site] = []
+    default_part = part if part is not None else next(iter(subject.part_layers))
+    for token in spec.split(","):
+        token = token.strip()
+        site = Site(default_part, int(token)) if token.lstrip("-").isdigit() else parse_site(token)
+        if site.layer < 0:
+            site = Site(site.part, _layers(subject, site.part) + 1 + site.layer, site.stream)
+        chosen.append(site)
+    check(subject, chosen)
+    return chosen
+
+
+def check(subject: HasSites, requested: list[Site]) -> None:
+    """Raise `SiteError` naming the first site the subject does not have."""
+    if not requested:
+        raise SiteError("no sites requested; use sites.every_layer(subject) or sites.last(subject)")
+    for site in requested:
+        n = _layers(subject, site.part)
+        if not 0 <= site.layer <= n:
+            raise SiteError(
+                f"site {site.name}: layer {site.layer} does not exist; {site.part} has layers 0..{n}"
+            )
+        if site.stream != RESID_POST and site.stream not in subject.streams:
+            offered = ", ".join((RESID_POST, *subject.streams))
+            raise SiteError(
+                f"site {site.name}: stream {site.stream!r} is not readable here; choose one of"
+                f" {offered} (other streams need backend='lens')"
+            )
+
+
+def _layers(subject: HasSites, part: str) -> int:
+    if part not in subject.part_layers:
+        raise SiteError(
+            f"unknown part {part!r}; this subject has parts {sorted(subject.part_layers)}"
+        )
+    return subject.part_layers[part]

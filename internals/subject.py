@@ -1,0 +1,87 @@
+"""`Subject`: a model (or vector table) whose activations lingprobe reads."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from jaxtyping import Float
+from torch import Tensor
+from tqdm.auto import tqdm
+
+from internals.items import SpanItem
+from internals.pool import PoolHow
+from internals.sites import Site
+
+
+class Subject(ABC):
+    """Common surface of every subject: its sites, its identity, and `features`."""
+
+    name: str
+    init: str
+    kind: str  # "encoder" | "decoder" | "encoder-decoder" | "static"
+    dim: int
+    fingerprint: str
+    device: torch.device
+
+    @property
+    @abstractmethod
+    def part_layers(self) -> dict[str, int]:
+        """Layers per part; sites run 0..n inclusive."""
+
+    @property
+    def streams(self) -> tuple[str, ...]:
+        """Streams readable besides `resid_post`."""
+        return ()
+
+    @abstractmethod
+    def compute(
+        self,
+        items: Sequence[SpanItem],
+        sites: Sequence[Site],
+        pool: PoolHow,
+        bar: tqdm | None,
+    ) -> Float[Tensor, "item site dim"]:
+        """Pooled features of validated items at checked sites (no store involved)."""
+
+    def features(
+        self,
+        items: Sequence[SpanItem],
+        sites: Sequence[Site] | None = None,
+        *,
+        pool: PoolHow = "mean",
+        store: str | Path | None = None,
+        store_dtype: torch.dtype | None = None,
+        shard_size: int = 2048,
+        progress: bool = True,
+    ) -> Float[Tensor, "item site dim"]:
+        """Pooled features `[item, site, segments*dim]` (float32, CPU) of `items` at `sites`.
+
+        `sites` defaults to every layer. With `store`, features are cached on disk per
+        (subject, data, site) and a rerun only computes what is missing. `store_dtype=float16`
+        halves the store; the values returned are then the stored (rounded) ones on every run.
+        """
+        from internals.extract import extract_features
+        from internals.sites import every_layer
+
+        return extract_features(
+            self,
+            items,
+            list(sites) if sites is not None else every_layer(self),
+            pool=pool,
+            store=store,
+            store_dtype=store_dtype,
+            shard_size=shard_size,
+            progress=progress,
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """Identity of the subject, for stores and result tables."""
+        return {"name": self.name, "init": self.init, "kind": self.kind, "dim": self.dim}
+
+    def __repr__(self) -> str:
+        layers = ", ".join(f"{p}: {n} layers" for p, n in self.part_layers.items())
+        return f"{type(self).__name__}({self.name!r}, init={self.init!r}, {layers}, dim={self.dim})"

@@ -1,0 +1,122 @@
+"""`features` equals a plain HF forward (`output_hidden_states`) plus a per-span loop, every site."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from internals import SpanItem, load_subject, sites
+from tests.internals.reference import naive_features
+
+TOL = {"rtol": 1e-5, "atol": 1e-5}
+
+ITEMS = [
+    SpanItem("The cat sat.", spans=((4, 7),)),
+    SpanItem("A much longer sentence, with commas; and numbers like 12.5 in it!", spans=((2, 6),)),
+    SpanItem("Words  with   odd spacing.", spans=((0, 5),)),
+    SpanItem("Zürich is naïve about café prices.", spans=((0, 6),)),
+    SpanItem("New York City is big.", spans=((0, 13),)),
+    SpanItem("Short.", spans=((0, 5),)),
+    SpanItem("One more, mid-length example sentence here.", spans=((10, 20),)),
+]
+TWO_SPANS = [
+    SpanItem("The dog chased the cat.", spans=((4, 7), (19, 22))),
+    SpanItem("Birds fly over the old stone bridge today.", spans=((0, 5), (29, 35))),
+    SpanItem("I saw it.", spans=((0, 1), (6, 8))),
+]
+PAIRS = [
+    SpanItem("A man sleeps.", text_pair="A person rests on the sofa."),
+    SpanItem("Two dogs run in the park.", text_pair="Animals move."),
+]
+
+
+def check(subject, items, reference_model=None, how="mean"):
+    model = reference_model if reference_model is not None else subject.model
+    got = subject.features(items, sites.every_layer(subject), pool=how, progress=False)
+    want = naive_features(model, subject.tokenizer, items, subject.kind, how)
+    assert got.shape == want.shape
+    torch.testing.assert_close(got, want, **TOL)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["mean", "max", "first", "last"])
+def test_minilm_real(minilm, how):
+    check(minilm, ITEMS, how=how)
+
+
+@pytest.mark.slow
+def test_minilm_two_spans_and_pairs(minilm):
+    check(minilm, TWO_SPANS)
+    check(minilm, PAIRS)
+
+
+@pytest.mark.slow
+def test_minilm_small_batches_equal_one_big_batch(minilm):
+    old = minilm.batch_size
+    try:
+        minilm.batch_size = 2
+        small = minilm.features(ITEMS, progress=False)
+    finally:
+        minilm.batch_size = old
+    torch.testing.assert_close(small, minilm.features(ITEMS, progress=False), **TOL)
+
+
+@pytest.mark.slow
+def test_smollm2_real_smoke(smollm2_dir):
+    subject = load_subject(str(smollm2_dir), batch_size=3)
+    assert subject.kind == "decoder" and subject.part_layers == {"decoder": 30}
+    check(subject, ITEMS[:4])
+
+
+@pytest.fixture(scope="module")
+def random_gpt2(bpe_tokenizer):
+    from transformers import GPT2Config, GPT2Model
+
+    config = GPT2Config(n_layer=3, n_embd=64, n_head=4, vocab_size=len(bpe_tokenizer),
+                        n_positions=256, bos_token_id=1, eos_token_id=2)
+    return GPT2Model(config).eval()
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_random_gpt2_decoder_both_padding_sides(random_gpt2, bpe_tokenizer, side):
+    subject = load_subject(random_gpt2, tokenizer=bpe_tokenizer, padding_side=side, batch_size=4)
+    assert subject.kind == "decoder" and subject.layout.parts["decoder"].final_norm is not None
+    check(subject, ITEMS)
+    check(subject, TWO_SPANS)
+
+
+def test_random_bert(minilm_tokenizer):
+    from transformers import BertConfig, BertModel
+
+    config = BertConfig(num_hidden_layers=3, hidden_size=64, intermediate_size=128,
+                        num_attention_heads=4, vocab_size=minilm_tokenizer.vocab_size)
+    subject = load_subject(BertModel(config).eval(), tokenizer=minilm_tokenizer, batch_size=3)
+    assert subject.kind == "encoder"
+    check(subject, ITEMS)
+    check(subject, PAIRS)
+
+
+def test_random_t5_encoder_and_decoder_sites(sentencepiece_tokenizer):
+    from transformers import T5Config, T5Model
+
+    config = T5Config(num_layers=2, num_decoder_layers=3, d_model=64, d_ff=128, num_heads=4,
+                      d_kv=16, vocab_size=len(sentencepiece_tokenizer), decoder_start_token_id=0,
+                      pad_token_id=0, eos_token_id=1)
+    subject = load_subject(T5Model(config).eval(), tokenizer=sentencepiece_tokenizer, batch_size=3)
+    assert subject.part_layers == {"encoder": 2, "decoder": 3}
+    every = sites.every_layer(subject)
+    assert [s.name for s in every][:3] == ["encoder.0", "encoder.1", "encoder.2"]
+    check(subject, ITEMS[:5])
+    check(subject, TWO_SPANS[:2])
+
+
+def test_random_init_is_seeded_and_differs_from_pretrained(minilm):
+    a = load_subject("sentence-transformers/all-MiniLM-L6-v2", init="random", seed=3)
+    b = load_subject("sentence-transformers/all-MiniLM-L6-v2", init="random", seed=3)
+    c = load_subject("sentence-transformers/all-MiniLM-L6-v2", init="random", seed=4)
+    fa, fb, fc = (s.features(ITEMS[:2], sites.last(s), progress=False) for s in (a, b, c))
+    torch.testing.assert_close(fa, fb, rtol=0, atol=0)
+    assert not torch.allclose(fa, fc)
+    assert not torch.allclose(fa, minilm.features(ITEMS[:2], sites.last(minilm), progress=False))
+    assert a.tokenizer.vocab_size == minilm.tokenizer.vocab_size
+    assert a.fingerprint != minilm.fingerprint != c.fingerprint
