@@ -58,19 +58,23 @@ def align_text(
     offsets: Sequence[tuple[int, int]],
     special: Sequence[int],
     *,
-    item_index: int,
+    item_index: int | Sequence[int],
     field: str,
 ) -> list[np.ndarray]:
-    """Token positions of each span of `text` (of the whole text when `spans` is empty)."""
+    """Token positions of each span of `text` (of the whole text when `spans` is empty).
+
+    `item_index` names the item an error is about: one index, or one per span.
+    """
+    wanted = list(spans) if spans else [(0, len(text))]
+    owners = [item_index] * len(wanted) if isinstance(item_index, int) else list(item_index)
     if len(offsets) == 0:
-        raise ItemError(item_index, f"{field} produced no tokens; give a non-empty text")
+        raise ItemError(owners[0], f"{field} produced no tokens; give a non-empty text")
     off = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
     start, end = _trim(text, off[:, 0], off[:, 1])
     usable = (np.asarray(special, dtype=bool) == 0) & (end > start)
-    wanted = list(spans) if spans else [(0, len(text))]
     out: list[np.ndarray] = []
     last_char = int(end[usable].max()) if usable.any() else 0
-    for s, e in wanted:
+    for (s, e), owner in zip(wanted, owners):
         positions = np.nonzero(usable & (start < e) & (end > s))[0]
         if positions.size == 0:
             if s >= last_char:
@@ -78,7 +82,7 @@ def align_text(
             else:
                 fix = "the tokenizer maps these characters to nothing; pick a span with other text"
             raise ItemError(
-                item_index, f"span ({s}, {e}) of {field} ({text[s:e]!r}) covers no token: {fix}"
+                owner, f"span ({s}, {e}) of {field} ({text[s:e]!r}) covers no token: {fix}"
             )
         out.append(positions)
     return out
@@ -88,12 +92,12 @@ def encode_texts(
     tokenizer: Any,
     texts: Sequence[str],
     spans: Sequence[Sequence[CharSpan]],
-    item_index: Sequence[int],
+    item_index: Sequence[int | Sequence[int]],
     fields: Sequence[str],
     *,
     max_length: int | None,
 ) -> list[EncodedText]:
-    """Tokenize all texts in one fast-tokenizer call and align their spans."""
+    """Tokenize all texts in one fast-tokenizer call and align their spans (see `align_text`)."""
     require_offsets(tokenizer)
     encoding = tokenizer(
         list(texts),

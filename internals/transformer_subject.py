@@ -15,7 +15,7 @@ from internals.align import EncodedText, encode_texts, require_offsets
 from internals.backends.base import HookBackend
 from internals.batching import Padding, collate, length_buckets
 from internals.layout import ModelLayout
-from internals.items import SpanItem
+from internals.items import CharSpan, SpanItem
 from internals.pool import PoolHow
 from internals.sites import Site
 from internals.subject import Subject
@@ -70,44 +70,66 @@ class TransformerSubject(Subject):
             start = int(start if start is not None else pad)
         return Padding(int(pad), self.padding_side, self.padding_side == "left", start)
 
-    def encode(self, items: Sequence[SpanItem]) -> list[EncodedText]:
-        """Tokenize every text of every item and align its spans (text before its pair)."""
-        texts, spans, owners, fields = [], [], [], []
+    def encode(self, items: Sequence[SpanItem]) -> tuple[list[EncodedText], np.ndarray]:
+        """Tokenize each distinct text once and align the distinct spans asked of it.
+
+        Returns the encoded texts and, for every (item, segment) in feature order, the index of
+        its pooled row among all encoded segments (items sharing a sentence share its forward).
+        """
+        jobs: dict[str, tuple[dict[CharSpan, int], list[int], str]] = {}
+        wanted: list[tuple[str, CharSpan]] = []
         for index, item in enumerate(items):
             for field, (text, item_spans) in zip(("text", "text_pair"), item.texts()):
-                texts.append(text)
-                spans.append(item_spans)
-                owners.append(index)
-                fields.append(field)
-        return encode_texts(
-            self.tokenizer, texts, spans, owners, fields, max_length=self.max_length
+                spans, owners, _ = jobs.setdefault(text, ({}, [], field))
+                for span in item_spans or ((0, len(text)),):
+                    if span not in spans:
+                        spans[span] = len(spans)
+                        owners.append(index)
+                    wanted.append((text, span))
+        texts = list(jobs)
+        encoded = encode_texts(
+            self.tokenizer,
+            texts,
+            [tuple(jobs[t][0]) for t in texts],
+            [jobs[t][1] for t in texts],
+            [jobs[t][2] for t in texts],
+            max_length=self.max_length,
         )
+        first = dict(zip(texts, np.cumsum([0] + [len(jobs[t][0]) for t in texts[:-1]])))
+        rows = np.array([first[text] + jobs[text][0][span] for text, span in wanted])
+        return encoded, rows
 
     def compute(
         self, items: Sequence[SpanItem], sites: Sequence[Site], pool: PoolHow, bar: tqdm | None
     ) -> Float[Tensor, "item site dim"]:
         """Encode, batch by length, run the backend, and reassemble rows in item order."""
-        encoded = self.encode(items)
+        encoded, rows = self.encode(items)
         counts = np.array([len(e.segments) for e in encoded])
         first_segment = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        out = torch.empty(int(counts.sum()), len(sites), self.dim)
+        pooled_all = torch.empty(int(counts.sum()), len(sites), self.dim)
         padding = self._padding()
         parts = list(self.layout.parts)
         lengths = [len(e.input_ids) for e in encoded]
+        done, total = 0, sum(len(item.texts()) for item in items)
         self.model.eval()
         for batch_index in length_buckets(lengths, self.batch_size, self.max_batch_tokens):
             batch = collate([encoded[i] for i in batch_index], padding, parts, self.device)
             pooled = self.backend.pooled(batch, sites, pool)
-            rows = torch.from_numpy(
+            target = torch.from_numpy(
                 np.concatenate(
                     [np.arange(first_segment[i], first_segment[i] + counts[i]) for i in batch_index]
                 )
             )
             for k, site in enumerate(sites):
-                out[rows, k] = pooled[site].detach().float().cpu()
-            if bar is not None:
-                bar.update(len(batch_index))
-        width = int(counts.sum()) // len(items)
+                pooled_all[target, k] = pooled[site].detach().float().cpu()
+            if bar is not None:  # progress in items' texts, spread over the distinct texts
+                done_now = min(total, done + round(total * len(batch_index) / len(encoded)))
+                bar.update(done_now - done)
+                done = done_now
+        if bar is not None and done < total:
+            bar.update(total - done)
+        width = len(rows) // len(items)
+        out = pooled_all[torch.from_numpy(rows)]
         return out.view(len(items), width, len(sites), self.dim).transpose(1, 2).reshape(
             len(items), len(sites), width * self.dim
         )

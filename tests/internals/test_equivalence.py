@@ -120,3 +120,19 @@ def test_random_init_is_seeded_and_differs_from_pretrained(minilm):
     assert not torch.allclose(fa, minilm.features(ITEMS[:2], sites.last(minilm), progress=False))
     assert a.tokenizer.vocab_size == minilm.tokenizer.vocab_size
     assert a.fingerprint != minilm.fingerprint != c.fingerprint
+
+
+def test_items_sharing_a_text_share_one_forward(minilm, monkeypatch):
+    first, second = "The old man the boats.", "Time flies like an arrow."
+    items = [SpanItem(first, spans=((s, e),)) for s, e in [(0, 3), (4, 7), (8, 11), (4, 7)]]
+    items += [SpanItem(second, spans=((s, e),)) for s, e in [(0, 4), (5, 10), (19, 24)]]
+    seen = []
+    inner = minilm.backend.pooled
+
+    def counting(batch, sites_, how):
+        seen.append(int(batch.inputs["input_ids"].shape[0]))
+        return inner(batch, sites_, how)
+
+    monkeypatch.setattr(minilm.backend, "pooled", counting)
+    check(minilm, items)
+    assert sum(seen) == 2
