@@ -1,0 +1,1 @@
+"""Subcommands of `lingprobe`: each module here defines `register(parsers)`."""

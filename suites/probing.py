@@ -1,0 +1,100 @@
+"""One probing experiment: a subject's features on a task, one batched probe grid, tidy tables.
+
+This is the suites' single path from (subject, task) to results: features come from
+`internals` (cached in the activation store when `store` is given), probes from `probes`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+import torch
+from torch import Tensor
+
+from internals import Site, Subject, sites as site_rules
+from probes import ProbeGrid, ProbeResults, TrainConfig, fit_probes
+
+from suites.tasks import Task
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    """Results of one (subject, task) experiment with the names needed to read them."""
+
+    model: str
+    init: str
+    task: Task
+    sites: tuple[Site, ...]
+    results: ProbeResults
+
+    def _label(self, frame: pl.DataFrame) -> pl.DataFrame:
+        names = pl.Series("site_name", [s.name for s in self.sites])
+        layers = pl.Series("layer", [s.layer for s in self.sites])
+        lookup = pl.DataFrame({"site": list(range(len(self.sites)))}).with_columns(names, layers)
+        return frame.join(lookup, on="site", how="left").with_columns(
+            pl.lit(self.model).alias("model"),
+            pl.lit(self.init).alias("init"),
+            pl.lit(self.task.name).alias("task"),
+            pl.lit(self.task.phenomenon).alias("phenomenon"),
+            pl.lit(self.task.phenomenon_type).alias("phenomenon_type"),
+        )
+
+    def table(self) -> pl.DataFrame:
+        """Long table: model, init, task, site_name, layer, seed, variant, mask, split, metric, value."""
+        return self._label(self.results.table())
+
+    def summary(self) -> pl.DataFrame:
+        """Mean and std over seeds per site, variant and metric, labelled."""
+        return self._label(self.results.summary())
+
+    def selectivity(self) -> pl.DataFrame:
+        """Task minus control per site, labelled."""
+        return self._label(self.results.selectivity())
+
+
+def task_features(
+    subject: Subject,
+    task: Task,
+    sites: Sequence[Site] | None = None,
+    *,
+    pool: str = "mean",
+    store: str | Path | None = None,
+    progress: bool = True,
+) -> Tensor:
+    """`subject.features` of the task's items (every layer unless `sites` is given)."""
+    chosen = list(sites) if sites is not None else site_rules.every_layer(subject)
+    return subject.features(task.items(), chosen, pool=pool, store=store, progress=progress)  # type: ignore[arg-type]
+
+
+def probe_task(
+    subject: Subject,
+    task: Task,
+    sites: Sequence[Site] | None = None,
+    *,
+    grid: ProbeGrid | None = None,
+    config: TrainConfig | None = None,
+    pool: str = "mean",
+    store: str | Path | None = None,
+    features: Tensor | None = None,
+    device: str | torch.device | None = None,
+    progress: bool = True,
+) -> ProbeRun:
+    """Extract (or take) features and train the whole probe grid on them in one optimisation."""
+    chosen = tuple(sites) if sites is not None else tuple(site_rules.every_layer(subject))
+    feats = features if features is not None else task_features(
+        subject, task, chosen, pool=pool, store=store, progress=progress
+    )
+    results = fit_probes(
+        feats,
+        task.targets,
+        task.splits,
+        grid or ProbeGrid(),
+        config or TrainConfig(),
+        keys=task.keys,
+        device=device,
+        progress=progress,
+    )
+    return ProbeRun(subject.name, subject.init, task, chosen, results)
