@@ -49,6 +49,8 @@ def bench(session: nox.Session) -> None:
     session.run(
         "pytest",
         "benchmarks",
+        "-o",
+        "addopts=",  # no beartype/jaxtyping instrumentation: it would be timed too
         "-p",
         "no:cacheprovider",
         "--benchmark-only",

@@ -1,0 +1,65 @@
+"""`lingprobe demo`: the main job on the embedded MiniLM and the shared UD English EWT data.
+
+MiniLM and its random twin, UPOS and dependency labels, every layer, with control tasks: the
+three tables of the edge-probing paper (heuristics, drops, pretrained vs random) and the plots.
+The data is subsampled (sentences, said in the output) so the run fits in minutes on a laptop CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from internals import load_subject
+from internals import sites as site_rules
+from internals.packaged import MINILM
+
+from suites.commands.edge import add_probe_options, config_from
+from suites.data_paths import data_file, shared_data
+from suites.edge.conllu import read_conllu
+from suites.edge.experiment import run_edge
+from suites.edge.report import render, save_unit
+
+TASKS = ("upos", "deprel")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handler of `lingprobe demo`."""
+    started = time.perf_counter()
+    root = shared_data(args.data)
+    train_path = data_file(root, "ud_english_ewt", "en_ewt-ud-train.conllu")
+    test_path = data_file(root, "ud_english_ewt", "en_ewt-ud-dev.conllu")
+    out = Path(args.out)
+    print(f"lingprobe demo: {MINILM} (pretrained and random twin) on UD English EWT")
+    print(f"  data: {root}")
+    print(f"  subsample: the first {args.train_sentences} train sentences and the first"
+          f" {args.test_sentences} dev sentences (the test set); pass --train-sentences /"
+          " --test-sentences to change it")
+    subjects = [load_subject(MINILM, init=init) for init in ("pretrained", "random")]
+    chosen = site_rules.select(subjects[0], args.layers)
+    config = config_from(args)
+    for task in TASKS:
+        train = read_conllu(train_path, task, split="train", limit_sentences=args.train_sentences)
+        test = read_conllu(test_path, task, split="test", limit_sentences=args.test_sentences)
+        print(f"  {task}: {len(train)} train items, {len(test)} test items,"
+              f" {len(chosen)} sites x {len(config.seeds)} seeds x"
+              f" {'task+control' if config.control else 'task'}")
+        results = run_edge(subjects, train, test, chosen, config, store=args.store,
+                           progress=not args.quiet)
+        save_unit(results, out, config.legacy_keys)
+    render(out)
+    print(f"\nwrote parquet tables and PNG plots to {out}/ in {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+def register(parsers) -> None:
+    """Add `lingprobe demo`."""
+    p = parsers.top.add_parser("demo", help="the embedded end-to-end job (MiniLM on UD EWT)",
+                               description=__doc__)
+    p.add_argument("--out", default="lingprobe-out/demo", help="output folder")
+    p.add_argument("--data", default=None, help="shared data folder (default: ../shared/data)")
+    p.add_argument("--train-sentences", type=int, default=1500)
+    p.add_argument("--test-sentences", type=int, default=400)
+    add_probe_options(p)
+    p.set_defaults(handler=run)

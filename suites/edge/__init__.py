@@ -1,0 +1,17 @@
+"""Edge probing with annotation-artifact filters (Sahu et al.), pretrained vs random encoders."""
+
+from suites.edge.conllu import read_conllu, read_sentences
+from suites.edge.heuristics import HEURISTICS, classify, filtered_test_sets, heuristics
+from suites.edge.jiant import read_jiant
+from suites.edge.semeval import read_semeval
+
+__all__ = [
+    "HEURISTICS",
+    "classify",
+    "filtered_test_sets",
+    "heuristics",
+    "read_conllu",
+    "read_jiant",
+    "read_semeval",
+    "read_sentences",
+]

@@ -1,0 +1,206 @@
+"""The paper's experiments: original vs heuristically filtered test sets, pretrained vs random.
+
+For each subject (a pretrained encoder and its random twin), one probe grid (sites x seeds x
+task/control) is trained on the train split; its predictions on the test split are scored on the
+original test set and on each heuristic's filtered set (the items that heuristic cannot classify).
+Tables: heuristic accuracies (paper Table 2), drops %Δ = (acc_original − acc_filtered) × 100 /
+acc_original (Tables 3–4), pretrained vs random on the Mem-Exact-filtered set (Tables 5–6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import polars as pl
+import torch
+from torch import Tensor
+
+from internals import Site, Subject
+from probes import ProbeGrid, TrainConfig, classification_metrics, multilabel_metrics
+
+from suites.edge.heuristics import HEURISTICS, classify, heuristics
+from suites.probing import probe_task, task_features
+from suites.tasks import Task
+
+ORIGINAL = "original"
+
+
+@dataclass(frozen=True)
+class EdgeConfig:
+    """Settings of an edge-probing run; defaults follow Sahu et al. where they say."""
+
+    probe: Literal["linear", "mlp"] = "linear"  # paper §2.1: linear, or MLP with 1024 hidden
+    seeds: tuple[int, ...] = (0, 1, 2)  # paper §4.1: 3 models per encoder and classifier
+    control: bool = True
+    dropout: float = 0.1  # paper §2.1: dropout 1e-1
+    epochs: int = 20  # Holmes protocol (TrainConfig default)
+    pair_pooling: Literal["mean", "concat"] = "mean"  # paper §2.1: span pairs averaged
+    heuristic_seed: int = 0
+    legacy_keys: bool = False
+    dev_fraction: float = 0.1  # paper §2.2: 10% of train as dev where none is given
+    balance_binary: bool = False  # paper §4.2: optional re-balancing of skewed binary tasks
+
+    def train_config(self) -> TrainConfig:
+        """The probes' trainer settings."""
+        return TrainConfig(epochs=self.epochs, dropout=self.dropout)
+
+    def grid(self) -> ProbeGrid:
+        """The probe grid per subject."""
+        return ProbeGrid(seeds=self.seeds, control=self.control, kind=self.probe)
+
+
+@dataclass
+class EdgeResults:
+    """Everything one edge run produced, as polars frames."""
+
+    heuristics: pl.DataFrame
+    scores: pl.DataFrame  # model, init, site_name, layer, seed, variant, test_set, metric, value
+    meta: dict = field(default_factory=dict)
+
+    def drops(self) -> pl.DataFrame:
+        """Tables 3–4: per model/init/site, accuracy on original and filtered sets and %Δ."""
+        return drop_table(self.scores)
+
+    def pretrained_vs_random(self, test_set: str = "mem_exact") -> pl.DataFrame:
+        """Tables 5–6: task accuracy on one filtered test set, pretrained next to random."""
+        return pretrained_vs_random(self.scores, test_set)
+
+
+def prepare(train: Task, test: Task, config: EdgeConfig) -> Task:
+    """Train (+ carved dev) and test in one task; test items with unseen labels are dropped."""
+    seen = set(train.labels)
+    if test.target_type == "class":
+        test = test.with_frame(test.frame.filter(pl.col("label").is_in(sorted(seen))))
+    task = Task.combine(train, test).carve_dev(config.dev_fraction, config.heuristic_seed)
+    if config.balance_binary and task.target_type == "class" and len(task.labels) == 2:
+        task = _balance_test(task, config.heuristic_seed)
+    return task
+
+
+def _balance_test(task: Task, seed: int) -> Task:
+    test = task.split("test")
+    smallest = int(test.group_by("label").len()["len"].min() or 0)
+    balanced = pl.concat(
+        group.sample(n=smallest, seed=seed, shuffle=True)
+        for _, group in test.group_by("label", maintain_order=True)
+    )
+    return task.with_frame(pl.concat([task.frame.filter(pl.col("split") != "test"), balanced]))
+
+
+def _pair_mean(feats: Tensor, dim: int) -> Tensor:
+    segments = feats.shape[-1] // dim
+    if segments == 1:
+        return feats
+    return feats.view(*feats.shape[:-1], segments, dim).mean(-2)
+
+
+def score_subject(
+    subject: Subject,
+    task: Task,
+    marked_test: pl.DataFrame,
+    sites: Sequence[Site] | None,
+    config: EdgeConfig,
+    *,
+    store: str | Path | None = None,
+    progress: bool = True,
+) -> pl.DataFrame:
+    """Fit the grid on `subject`'s features; score every probe on original and filtered tests."""
+    feats = task_features(subject, task, sites, store=store, progress=progress)
+    if config.pair_pooling == "mean":
+        feats = _pair_mean(feats, subject.dim)
+    run = probe_task(subject, task, sites, grid=config.grid(), config=config.train_config(),
+                     features=feats, progress=progress)
+    test_rows = torch.nonzero(task.splits == 2).squeeze(1)
+    predictions = run.results.predict(feats[test_rows])
+    truth = task.targets[test_rows]
+    subsets = {ORIGINAL: torch.ones(len(test_rows), dtype=torch.bool)}
+    subsets |= {h: ~torch.tensor(marked_test[h].to_list()) for h in HEURISTICS}
+    probes = run.results.probes
+    rows = []
+    for name, keep in subsets.items():
+        include = keep.expand(predictions.shape[0], -1)
+        if task.target_type == "multilabel":
+            scores = multilabel_metrics(predictions, truth.bool().expand_as(predictions), include)
+            metric, values = "micro_f1", scores["micro_f1"]
+        else:
+            scores = classification_metrics(
+                predictions, truth.expand(predictions.shape[0], -1), task.num_classes, include
+            )
+            metric, values = "accuracy", scores["accuracy"]
+        rows.append(probes.with_columns(
+            test_set=pl.lit(name), metric=pl.lit(metric), value=pl.Series(values.tolist()),
+            n_items=pl.lit(int(keep.sum())),
+        ))
+    sites_used = run.sites
+    names = pl.DataFrame({"site": list(range(len(sites_used))),
+                          "site_name": [s.name for s in sites_used],
+                          "layer": [s.layer for s in sites_used]})
+    return (
+        pl.concat(rows)
+        .join(names, on="site")
+        .with_columns(model=pl.lit(subject.name), init=pl.lit(subject.init))
+        .select("model", "init", "site_name", "layer", "seed", "variant", "test_set", "metric",
+                "value", "n_items")
+    )
+
+
+def run_edge(
+    subjects: Sequence[Subject],
+    train: Task,
+    test: Task,
+    sites: Sequence[Site] | None = None,
+    config: EdgeConfig | None = None,
+    *,
+    store: str | Path | None = None,
+    progress: bool = True,
+) -> EdgeResults:
+    """Heuristics of the data, then every subject's probes on original and filtered test sets."""
+    config = config or EdgeConfig()
+    task = prepare(train, test, config)
+    train_part = task.with_frame(task.frame.filter(pl.col("split") != "test"))
+    test_part = task.with_frame(task.split("test"))
+    table = heuristics(train_part, test_part, seed=config.heuristic_seed,
+                       legacy_keys=config.legacy_keys).with_columns(task=pl.lit(task.name))
+    marked = classify(train_part, test_part, seed=config.heuristic_seed,
+                      legacy_keys=config.legacy_keys)
+    scores = pl.concat(
+        score_subject(s, task, marked, sites, config, store=store, progress=progress).with_columns(
+            task=pl.lit(task.name)
+        )
+        for s in subjects
+    )
+    meta = {"task": task.name, "items": task.frame.height, "config": config.__dict__}
+    return EdgeResults(table, scores, meta)
+
+
+def drop_table(scores: pl.DataFrame) -> pl.DataFrame:
+    """Mean over seeds of each filtered set's score, and the drop relative to the original."""
+    task_scores = scores.filter(pl.col("variant") == "task")
+    keys = ["task", "model", "init", "site_name", "layer"]
+    mean = task_scores.group_by(*keys, "test_set").agg(pl.col("value").mean() * 100)
+    original = mean.filter(pl.col("test_set") == ORIGINAL).select(*keys, original="value")
+    return (
+        mean.filter(pl.col("test_set") != ORIGINAL)
+        .join(original, on=keys)
+        .with_columns(
+            filtered=pl.col("value"),
+            drop_pct=(pl.col("original") - pl.col("value")) * 100 / pl.col("original"),
+        )
+        .select(*keys, heuristic="test_set", original="original", filtered="filtered",
+                drop_pct="drop_pct")
+        .sort(keys + ["heuristic"])
+    )
+
+
+def pretrained_vs_random(scores: pl.DataFrame, test_set: str = "mem_exact") -> pl.DataFrame:
+    """Per site: task score (%) of the pretrained and the random subject on one test set."""
+    chosen = scores.filter((pl.col("variant") == "task") & (pl.col("test_set") == test_set))
+    mean = chosen.group_by("task", "site_name", "layer", "init").agg(
+        (pl.col("value").mean() * 100).alias("score"), (pl.col("value").std() * 100).alias("std")
+    )
+    return mean.pivot(on="init", index=["task", "site_name", "layer"], values="score").sort(
+        "task", "layer"
+    )
