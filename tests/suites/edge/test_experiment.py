@@ -1,0 +1,99 @@
+"""Edge experiments end to end: pretrained vs random on EWT, drop tables, CLI and demo."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from internals import load_subject, sites
+from suites.cli import main
+from suites.edge import read_conllu
+from suites.edge.experiment import EdgeConfig, drop_table, pretrained_vs_random, run_edge
+
+
+@pytest.fixture(scope="module")
+def ewt(shared_data):
+    folder = shared_data / "ud_english_ewt"
+    train = read_conllu(folder / "en_ewt-ud-train.conllu", "upos", limit_sentences=300)
+    test = read_conllu(folder / "en_ewt-ud-dev.conllu", "upos", split="test", limit_sentences=80)
+    return train, test
+
+
+@pytest.mark.slow
+def test_pretrained_minilm_beats_its_random_twin_on_upos(minilm, ewt):
+    train, test = ewt
+    twin = load_subject("sentence-transformers/all-MiniLM-L6-v2", init="random")
+    config = EdgeConfig(seeds=(0, 1), epochs=10, control=True)
+    results = run_edge([minilm, twin], train, test, sites.last(minilm), config, progress=False)
+    versus = results.pretrained_vs_random("original").row(0, named=True)
+    print(f"\nUPOS accuracy, last layer, original test: pretrained {versus['pretrained']:.1f}%,"
+          f" random {versus['random']:.1f}%")
+    assert versus["pretrained"] >= versus["random"] + 20
+    table = results.heuristics
+    assert table["heuristic"].to_list() == ["mem_exact", "mem_freq", "mem_uniform"]
+    assert set(results.scores["variant"].unique()) == {"task", "control"}
+    assert set(results.scores["test_set"].unique()) == {"original", "mem_exact", "mem_freq",
+                                                        "mem_uniform"}
+
+
+def test_drop_formula_and_pivot():
+    scores = pl.DataFrame({
+        "task": ["t"] * 4, "model": ["m"] * 4, "init": ["pretrained", "pretrained", "random",
+                                                          "random"],
+        "site_name": ["encoder.6"] * 4, "layer": [6] * 4, "seed": [0] * 4, "variant": ["task"] * 4,
+        "test_set": ["original", "mem_exact"] * 2, "metric": ["accuracy"] * 4,
+        "value": [0.80, 0.60, 0.50, 0.20], "n_items": [10] * 4,
+    })
+    drops = drop_table(scores).sort("init")
+    assert drops["drop_pct"].to_list() == pytest.approx([25.0, 60.0])  # (80-60)*100/80, (50-20)*100/50
+    versus = pretrained_vs_random(scores).row(0, named=True)
+    assert versus["pretrained"] == pytest.approx(60.0) and versus["random"] == pytest.approx(20.0)
+
+
+@pytest.fixture(scope="module")
+def tiny_conllu(tmp_path_factory, shared_data):
+    folder = tmp_path_factory.mktemp("conllu")
+    source = (shared_data / "ud_english_ewt" / "en_ewt-ud-dev.conllu").read_text().split("\n\n")
+    (folder / "train.conllu").write_text("\n\n".join(source[:40]) + "\n\n")
+    (folder / "test.conllu").write_text("\n\n".join(source[40:55]) + "\n\n")
+    return folder
+
+
+@pytest.mark.slow
+def test_cli_run_edge_and_report(tiny_conllu, tmp_path, capsys):
+    out = tmp_path / "out"
+    args = ["run", "edge", "--model", "minilm", "--task", "conllu:deprel", "--train",
+            str(tiny_conllu / "train.conllu"), "--test", str(tiny_conllu / "test.conllu"),
+            "--layers", "0,6", "--seeds", "1", "--epochs", "2", "--out", str(out), "--quiet"]
+    assert main(args) == 0
+    for name in ("heuristics", "drops", "pretrained_vs_random", "all_scores"):
+        assert (out / f"{name}.parquet").exists()
+    assert list((out / "plots").glob("*.png"))
+    assert "paper Table 2" in capsys.readouterr().out
+    (out / "drops.parquet").unlink()
+    assert main(["report", str(out)]) == 0
+    assert (out / "drops.parquet").exists()
+
+
+def test_cli_errors_are_one_line_with_exit_code_2(tiny_conllu, tmp_path, capsys):
+    base = ["run", "edge", "--train", str(tiny_conllu / "train.conllu"), "--out", str(tmp_path)]
+    assert main([*base, "--test", str(tmp_path / "missing.conllu")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "missing.conllu does not exist" in err[0]
+    assert main([*base, "--test", str(tiny_conllu / "test.conllu"), "--model", "no-org/none"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot load 'no-org/none'" in err[0]
+    assert main(["report", str(tmp_path / "nothing")]) == 2
+
+
+@pytest.mark.slow
+def test_demo_runs_on_the_shared_data(shared_data, tmp_path, capsys):
+    out = tmp_path / "demo"
+    code = main(["demo", "--out", str(out), "--data", str(shared_data), "--train-sentences", "40",
+                 "--test-sentences", "15", "--seeds", "1", "--epochs", "2", "--layers", "0,6",
+                 "--quiet"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "subsample" in printed and "paper Tables 5-6" in printed
+    tasks = pl.read_parquet(out / "all_scores.parquet")["task"].unique().to_list()
+    assert len(tasks) == 2 and len(list((out / "plots").glob("*.png"))) == 2
