@@ -1,0 +1,151 @@
+"""`lingprobe run holmes` and the Holmes part of `lingprobe report`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import polars as pl
+
+from probes import TrainConfig
+from suites.flash import FLASH_FRACTIONS
+from suites.holmes.catalog import TaskLimits, available_tasks
+from suites.holmes.models import RANDOM_SUFFIX
+from suites.holmes.run import LEADERBOARD, SUITE, HolmesConfig, collect_leaderboard, run_holmes
+from suites.holmes.summary import HolmesSummary, write_published, write_summary
+from suites.outputs import read_manifest, write_manifest
+
+PUBLISHED = "holmes-published"
+
+
+def config_from(args: argparse.Namespace) -> HolmesConfig:
+    """`HolmesConfig` from parsed options."""
+    fractions = tuple(args.fractions or ())
+    if args.flash:
+        fractions = (*fractions, *FLASH_FRACTIONS)
+    return HolmesConfig(
+        seeds=tuple(range(args.seeds)),
+        control=not args.no_control,
+        mdl=not args.no_mdl,
+        fractions=(1.0, *fractions),
+        layers=args.layers,
+        train=TrainConfig(epochs=args.epochs),
+        limits=TaskLimits(args.max_train, args.max_dev, args.max_test, args.blimp_pairs),
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handler of `lingprobe run holmes`."""
+    if args.list_tasks:
+        print("\n".join(available_tasks(args.data)))
+        return 0
+    if not args.out:
+        raise ValueError("give --out DIR (the results folder)")
+    out = Path(args.out)
+    if args.published:
+        summary = write_published(out, args.data)
+        write_manifest(out, PUBLISHED, data=str(args.data or ""))
+        _print(summary)
+        print(f"\nwrote the published leaderboards' tables and plots to {out}/")
+        return 0
+    if not args.models or not args.tasks:
+        raise ValueError("give --models and --tasks (or --published, or --list-tasks)")
+    models = list(args.models)
+    if args.twins:
+        models += [m + RANDOM_SUFFIX for m in args.models if not m.endswith(RANDOM_SUFFIX)]
+    run_holmes(
+        models,
+        args.tasks,
+        out,
+        config=config_from(args),
+        data=args.data,
+        store=args.store,
+        device=args.device,
+        progress=not args.quiet,
+    )
+    report(out)
+    print(f"\nwrote {LEADERBOARD}, tables and plots to {out}/")
+    return 0
+
+
+def report(out: Path) -> None:
+    """Re-render a Holmes output folder (a run's leaderboard or the published one)."""
+    manifest = read_manifest(out)
+    if manifest.get("suite") == PUBLISHED:
+        summary = write_published(out, manifest.get("data") or None)
+    else:
+        board = collect_leaderboard(out)
+        summary = write_summary(board, out)
+    _print(summary)
+
+
+def _print(summary: HolmesSummary) -> None:
+    with pl.Config(tbl_rows=20, tbl_cols=12, fmt_str_lengths=60, tbl_width_chars=160):
+        if summary.ranking is None:
+            print("one model only: no ranking (run two or more models)")
+            return
+        overall = summary.ranking.filter(pl.col("group") == "overall").drop("group")
+        print("overall ranking (mean winning rate, top 10):")
+        print(overall.head(10))
+        if summary.flash is not None:
+            print("\nreliability vs efficiency (FlashHolmes):")
+            print(
+                summary.flash.select(
+                    "k",
+                    "rank_resolution",
+                    "mean_abs_shift",
+                    "kendall_tau",
+                    "n_datasets",
+                    "train_share",
+                )
+            )
+
+
+def register(parsers) -> None:
+    """Add `lingprobe run holmes`."""
+    p = parsers.run.add_parser(
+        "holmes",
+        help="Holmes benchmark: probe models on Holmes-style datasets, rank them",
+        description="Holmes (Waldis et al. 2024): every model x dataset probed at the chosen"
+        " layers (5 seeds, control task, MDL), a leaderboard, mean-winning-rate rankings and"
+        " FlashHolmes rank resolution. Resumable: rerun the same command to continue.",
+    )
+    p.add_argument(
+        "--models",
+        nargs="+",
+        help="model names; NAME@random = random-init twin"
+        " (e.g. minilm minilm@random glove:6B.50d smollm2)",
+    )
+    p.add_argument("--twins", action="store_true", help="add the random twin of every model")
+    p.add_argument(
+        "--tasks",
+        nargs="+",
+        help="task names (see --list-tasks), groups blimp, ewt,"
+        " curriculum, or Holmes release folders",
+    )
+    p.add_argument("--layers", default="last", help="last (Holmes) | all | 0,3,-1")
+    p.add_argument("--out", help="output folder (resumable)")
+    p.add_argument("--data", default=None, help="shared data folder (default ../shared/data)")
+    p.add_argument("--seeds", type=int, default=5, help="probe seeds (Holmes: 5)")
+    p.add_argument("--epochs", type=int, default=20, help="probe epochs (Holmes: 20)")
+    p.add_argument("--no-control", action="store_true", help="skip control tasks (selectivity)")
+    p.add_argument("--no-mdl", action="store_true", help="skip MDL (compression)")
+    p.add_argument("--flash", action="store_true", help="also train on 1/2 ... 1/512 of train")
+    p.add_argument("--fractions", nargs="*", type=float, help="extra train fractions in (0, 1)")
+    p.add_argument("--max-train", type=int, default=None, help="cap train items (whole sentences)")
+    p.add_argument("--max-dev", type=int, default=None, help="cap dev items")
+    p.add_argument("--max-test", type=int, default=None, help="cap test items")
+    p.add_argument("--blimp-pairs", type=int, default=None, help="minimal pairs per BLiMP paradigm")
+    p.add_argument("--store", default=None, help="activation store (default OUT/store)")
+    p.add_argument("--device", default=None, help="probe training device (default: features')")
+    p.add_argument(
+        "--published",
+        action="store_true",
+        help="instead of a run: rankings and FlashHolmes curve of the published data",
+    )
+    p.add_argument("--list-tasks", action="store_true", help="print the task names and exit")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(handler=run)
+
+
+__all__ = ["SUITE", "config_from", "register", "report", "run"]

@@ -1,0 +1,49 @@
+"""Holmes (Waldis et al. 2024): Holmes-format datasets, Holmes-style tasks, benchmark runs.
+
+`read_holmes(folder)` reads the release format; `build_task(name)` builds Holmes-style tasks
+from the shared data (BLiMP, EWT, SemEval, curriculum NLI); `run_holmes(models, tasks, out)`
+probes every model on every task and writes the leaderboard; rankings live in
+`suites.ranking`, FlashHolmes rank resolution in `suites.flash`.
+"""
+
+from suites.holmes.blimp import read_blimp
+from suites.holmes.catalog import TaskLimits, available_tasks, build_task, build_tasks, expand_names
+from suites.holmes.inventory import PHENOMENON_TYPES, InventoryEntry, inventory_frame, lookup
+from suites.holmes.published import published_flash_scores, published_scores
+from suites.holmes.release import ReleaseConfig, read_config, read_holmes, read_holmes_tree
+from suites.holmes.run import HolmesConfig, HolmesRunError, collect_leaderboard, run_holmes
+from suites.holmes.summary import (
+    HolmesSummary,
+    summarize,
+    summarize_scores,
+    write_published,
+    write_summary,
+)
+
+__all__ = [
+    "PHENOMENON_TYPES",
+    "HolmesConfig",
+    "HolmesRunError",
+    "HolmesSummary",
+    "InventoryEntry",
+    "ReleaseConfig",
+    "TaskLimits",
+    "available_tasks",
+    "build_task",
+    "build_tasks",
+    "collect_leaderboard",
+    "expand_names",
+    "inventory_frame",
+    "lookup",
+    "published_flash_scores",
+    "published_scores",
+    "read_blimp",
+    "read_config",
+    "read_holmes",
+    "read_holmes_tree",
+    "run_holmes",
+    "summarize",
+    "summarize_scores",
+    "write_published",
+    "write_summary",
+]

@@ -1,0 +1,136 @@
+"""Tables and plots of a Holmes leaderboard: rankings, Kendall τ, discriminability, FlashHolmes.
+
+Written next to the leaderboard (`write_summary`), and again by `lingprobe report DIR`:
+  ranking.parquet          mean winning rate and rank per model, overall and per phenomenon type
+  kendall.parquet          Kendall τ between the type rankings and the overall ranking
+  discriminability.parquet Kendall τ of each dataset's model ranking vs the overall ranking
+  flash.parquet            reliability-efficiency curve (when several train fractions ran)
+  ranking.png, types.png, layers.png (several layers), flash.png (several fractions)
+Rankings use each model's ranked site (Holmes: the last layer) at train fraction 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from suites import plots
+from suites.flash import plot_curve, reliability_efficiency
+from suites.outputs import write_table
+from suites.ranking import discriminability, mean_winning_rate, type_correlations
+
+
+@dataclass(frozen=True)
+class HolmesSummary:
+    """The summary tables of one leaderboard (None where too few models or fractions ran)."""
+
+    ranking: pl.DataFrame | None
+    kendall: pl.DataFrame | None
+    discriminability: pl.DataFrame | None
+    flash: pl.DataFrame | None
+
+
+def ranked_scores(board: pl.DataFrame, fraction: float = 1.0) -> pl.DataFrame:
+    """One score per (dataset, model): the ranked site at `fraction`."""
+    return board.filter(pl.col("ranked") & (pl.col("fraction") == fraction)).select(
+        "dataset", "model", "score", "phenomenon_type"
+    )
+
+
+def summarize_scores(
+    full: pl.DataFrame,
+    reduced: pl.DataFrame | None = None,
+    items: pl.DataFrame | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> HolmesSummary:
+    """Rankings of `full` (dataset, model, score, phenomenon_type) and, given `reduced`
+    (the same plus `fraction`), the reliability-efficiency curve."""
+    if full["model"].n_unique() < 2:
+        return HolmesSummary(None, None, None, None)
+    overall = mean_winning_rate(full).select(pl.lit("overall").alias("group"), pl.all())
+    per_type = mean_winning_rate(full, by="phenomenon_type").rename({"phenomenon_type": "group"})
+    ranking = pl.concat([overall, per_type], how="vertical_relaxed")
+    flash = None
+    if reduced is not None and reduced.height:
+        flash = reliability_efficiency(
+            full.select("dataset", "model", "score"),
+            reduced.select("dataset", "model", "score", "fraction"),
+            items=items,
+            n_boot=n_boot,
+            seed=seed,
+        )
+    return HolmesSummary(ranking, type_correlations(full), discriminability(full), flash)
+
+
+def summarize(board: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> HolmesSummary:
+    """Rankings of a leaderboard and, with several train fractions, its FlashHolmes curve."""
+    reduced = board.filter(pl.col("ranked") & (pl.col("fraction") < 1.0))
+    items = reduced.select(
+        "dataset", "model", "fraction", "n_train_used", "n_train", "n_dev", "n_test"
+    )
+    return summarize_scores(ranked_scores(board), reduced, items, n_boot, seed)
+
+
+def write_summary(board: pl.DataFrame, folder: str | Path) -> HolmesSummary:
+    """Write the summary tables and plots of a leaderboard into `folder`."""
+    out = Path(folder)
+    summary = summarize(board)
+    _write(summary, ranked_scores(board), out)
+    at_full = board.filter(pl.col("fraction") == 1.0)
+    sites_per_model = at_full.group_by("model").agg(pl.col("site").n_unique())["site"]
+    if sites_per_model.len() and int(sites_per_model.to_numpy().max()) > 1:
+        per_layer = at_full.group_by("model", "part", "layer").agg(pl.col("score").mean())
+        plots.layer_curves(
+            per_layer,
+            out / "layers.png",
+            y="score",
+            line=["model", "part"],
+            title="Mean task score per layer",
+            ylabel="score (mean over datasets)",
+        )
+    return summary
+
+
+def write_published(folder: str | Path, data: str | Path | None = None) -> HolmesSummary:
+    """The same tables and plots for the published Holmes / FlashHolmes leaderboards."""
+    from suites.holmes.published import published_flash_scores, published_scores
+
+    full = published_scores(data)
+    summary = summarize_scores(full, published_flash_scores(data))
+    _write(summary, full, Path(folder))
+    return summary
+
+
+def _short_names(frame: pl.DataFrame) -> pl.DataFrame:
+    """Model names without their hub organisation, for plot labels (kept when they collide)."""
+    short = frame["model"].str.split("/").list.last()
+    if short.n_unique() == frame["model"].n_unique():
+        return frame.with_columns(model=short)
+    return frame
+
+
+def _write(summary: HolmesSummary, full: pl.DataFrame, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("ranking", "kendall", "discriminability", "flash"):
+        table = getattr(summary, name)
+        if table is not None:
+            write_table(table, out / f"{name}.parquet")
+    if summary.ranking is not None:
+        overall = _short_names(summary.ranking.filter(pl.col("group") == "overall"))
+        plots.bars(
+            overall, out / "ranking.png", label="model", value="mwr", title="Mean winning rate"
+        )
+    typed = full.with_columns(pl.col("phenomenon_type").fill_null("").replace("", "untyped"))
+    plots.heatmap(
+        _short_names(typed),
+        out / "types.png",
+        rows="phenomenon_type",
+        columns="model",
+        value="score",
+        title="Mean score per type",
+    )
+    if summary.flash is not None:
+        plot_curve(summary.flash, out / "flash.png", title="FlashHolmes: reliability vs efficiency")

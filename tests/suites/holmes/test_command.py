@@ -1,0 +1,121 @@
+"""`lingprobe run holmes` and `lingprobe report` on a Holmes folder."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+
+from suites.cli import main
+
+
+def test_published_leaderboards(tmp_path, shared_data, capsys):
+    out = tmp_path / "published"
+    assert (
+        main(["run", "holmes", "--published", "--data", str(shared_data), "--out", str(out)]) == 0
+    )
+    printed = capsys.readouterr().out
+    assert "google/flan-t5-xxl" in printed and "reliability vs efficiency" in printed
+    ranking = pl.read_parquet(out / "ranking.parquet")
+    assert set(ranking["group"]) == {
+        "overall",
+        "morphology",
+        "syntax",
+        "semantics",
+        "reasoning",
+        "discourse",
+    }
+    assert pl.read_parquet(out / "flash.parquet").height == 9
+    assert main(["report", str(out)]) == 0
+    assert "google/flan-t5-xxl" in capsys.readouterr().out
+
+
+def test_list_tasks(shared_data, capsys):
+    assert main(["run", "holmes", "--list-tasks", "--data", str(shared_data)]) == 0
+    names = capsys.readouterr().out.split()
+    assert "blimp-adjunct_island" in names and "upos" in names
+
+
+def test_glove_run_with_twin_and_flash_resumes(tmp_path, shared_data, capsys):
+    out = tmp_path / "run"
+    argv = [
+        "run",
+        "holmes",
+        "--models",
+        "glove:6B.50d",
+        "--twins",
+        "--tasks",
+        "blimp-causative",
+        "--blimp-pairs",
+        "40",
+        "--seeds",
+        "2",
+        "--epochs",
+        "2",
+        "--flash",
+        "--quiet",
+        "--data",
+        str(shared_data),
+        "--out",
+        str(out),
+    ]
+    assert main(argv) == 0
+    board = pl.read_parquet(out / "leaderboard.parquet")
+    assert set(board["model"]) == {"glove:6B.50d", "glove:6B.50d@random"}
+    assert sorted(board["fraction"].unique().to_list()) == sorted(
+        [1.0] + [1 / 2**i for i in range(1, 10)]
+    )
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["suite"] == "holmes" and manifest["config"]["seeds"] == [0, 1]
+    assert (out / "flash.png").exists() and (out / "ranking.png").exists()
+    capsys.readouterr()
+    before = sorted(p.stat().st_mtime_ns for p in (out / "units").iterdir())
+    assert main(argv) == 0  # resumes: nothing left to run
+    assert sorted(p.stat().st_mtime_ns for p in (out / "units").iterdir()) == before
+    assert main(["report", str(out)]) == 0
+    assert "glove:6B.50d@random" in capsys.readouterr().out
+
+
+def test_bad_invocations(tmp_path, shared_data, capsys):
+    assert main(["run", "holmes", "--out", str(tmp_path)]) == 2
+    assert "give --models and --tasks" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "run",
+                "holmes",
+                "--models",
+                "glove:6B.50d",
+                "--tasks",
+                "nope",
+                "--data",
+                str(shared_data),
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 2
+    )
+    assert "unknown Holmes task 'nope'" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "run",
+                "holmes",
+                "--models",
+                "no/such-model-xyz",
+                "--tasks",
+                "blimp-causative",
+                "--blimp-pairs",
+                "10",
+                "--data",
+                str(shared_data),
+                "--out",
+                str(tmp_path / "m"),
+                "--quiet",
+            ]
+        )
+        == 2
+    )
+    assert "no/such-model-xyz" in capsys.readouterr().err
+    assert main(["report", str(tmp_path / "missing")]) == 2

@@ -1,0 +1,179 @@
+"""End-to-end Holmes runs: leaderboard, rankings, FlashHolmes, resumability, every model family."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from internals import load_subject
+from probes import TrainConfig
+from probes.mdl import prefix_size
+from suites.holmes import HolmesConfig, HolmesRunError, TaskLimits, run_holmes
+from suites.holmes import run as holmes_run
+from suites.holmes.models import model_entry
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+TASKS = ["blimp-adjunct_island", "blimp-regular_plural_subject_verb_agreement_1", "upos"]
+# Small and quick: 2 seeds, 5 epochs at a larger learning rate than Holmes' 5e-4.
+CONFIG = HolmesConfig(
+    seeds=(0, 1),
+    train=TrainConfig(epochs=5, lr=1e-2),
+    limits=TaskLimits(train=300, dev=60, test=150, blimp_pairs=200),
+    fractions=(0.5,),
+)
+
+
+@pytest.fixture(scope="module")
+def holmes_out(tmp_path_factory, minilm, shared_data):
+    out = tmp_path_factory.mktemp("holmes")
+    board = run_holmes(
+        [minilm, "minilm@random", "glove:6B.50d"],
+        TASKS,
+        out,
+        config=CONFIG,
+        data=shared_data,
+        progress=False,
+    )
+    return out, board
+
+
+@pytest.mark.slow
+def test_leaderboard_holds_every_unit(holmes_out):
+    out, board = holmes_out
+    assert board.height == 3 * 3 * 2  # models x datasets x fractions (1, 1/2)
+    assert set(board["model"]) == {MINILM, f"{MINILM}@random", "glove:6B.50d"}
+    assert set(board["kind"]) == {"encoder", "static"}
+    assert board["ranked"].all() and board["is_last"].all()
+    assert board.filter(pl.col("model") == "glove:6B.50d")["site"].unique().to_list() == [
+        "static.0"
+    ]
+    assert pl.read_parquet(out / "leaderboard.parquet").equals(board)
+    for name in (
+        "ranking.parquet",
+        "kendall.parquet",
+        "discriminability.parquet",
+        "flash.parquet",
+        "ranking.png",
+        "types.png",
+        "flash.png",
+        "manifest.json",
+    ):
+        assert (out / name).stat().st_size > 0, name
+    assert not (out / "layers.png").exists()  # one layer per model
+
+
+@pytest.mark.slow
+def test_scores_follow_from_the_per_seed_table(holmes_out):
+    out, board = holmes_out
+    row = board.filter(
+        (pl.col("model") == MINILM) & (pl.col("dataset") == "upos") & (pl.col("fraction") == 1.0)
+    ).row(0, named=True)
+    seeds = pl.read_parquet(
+        next((out / "units").glob("sentence*MiniLM-L6-v2__upos*.seeds.parquet"))
+    )
+    test = seeds.filter(
+        (pl.col("split") == "test") & (pl.col("metric") == "macro_f1") & (pl.col("mask") == 1.0)
+    )
+    task = test.filter(pl.col("variant") == "task")["value"]
+    control = test.filter(pl.col("variant") == "control")["value"]
+    assert row["score"] == pytest.approx(task.mean())
+    assert row["sigma"] == pytest.approx(task.std())
+    assert row["selectivity"] == pytest.approx(task.mean() - control.mean())
+    assert (row["n_train"], row["n_dev"], row["n_test"], row["n_seeds"]) == (300, 60, 150, 2)
+    half = board.filter(pl.col("fraction") == 0.5)
+    assert (
+        half["n_train_used"]
+        == half["n_train"].map_elements(lambda n: prefix_size(0.5, n), return_dtype=pl.Int64)
+    ).all()
+    assert half["compression"].is_null().all()
+    full = board.filter(pl.col("fraction") == 1.0)
+    assert (full["compression"] > 0).all() and (full["sigma"] >= 0).all()
+    assert full["score"].is_between(0, 1).all()
+
+
+@pytest.mark.slow
+def test_pretrained_minilm_ranks_first_and_beats_its_random_twin(holmes_out):
+    out, board = holmes_out
+    ranking = pl.read_parquet(out / "ranking.parquet").filter(pl.col("group") == "overall")
+    assert ranking["model"][0] == MINILM
+    full = board.filter(pl.col("fraction") == 1.0)
+
+    def score(model: str, dataset: str) -> float:
+        return full.filter((pl.col("model") == model) & (pl.col("dataset") == dataset))[
+            "score"
+        ].item()
+
+    assert score(MINILM, "upos") > score(f"{MINILM}@random", "upos") + 0.2
+    flash = pl.read_parquet(out / "flash.parquet")
+    assert flash["k"].to_list() == [2] and flash["n_models"].item() == 3
+
+
+@pytest.mark.slow
+def test_rerun_skips_finished_units_and_refuses_other_settings(holmes_out, monkeypatch, minilm):
+    out, board = holmes_out
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a finished unit was run again")
+
+    monkeypatch.setattr(holmes_run, "probe_task", refuse)
+    again = run_holmes(
+        [minilm, "minilm@random", "glove:6B.50d"], TASKS, out, config=CONFIG, progress=False
+    )
+    assert again.equals(board)
+    with pytest.raises(HolmesRunError, match=r"other settings .*seeds"):
+        run_holmes(["glove:6B.50d"], TASKS, out, config=HolmesConfig(seeds=(0,)), progress=False)
+
+
+@pytest.mark.slow
+def test_every_model_family_in_one_run(tmp_path, sentencepiece_tokenizer, smollm2_dir, shared_data):
+    from transformers import T5Config, T5Model
+
+    config = T5Config(
+        num_layers=2,
+        num_decoder_layers=2,
+        d_model=64,
+        d_ff=128,
+        num_heads=4,
+        d_kv=16,
+        vocab_size=len(sentencepiece_tokenizer),
+        decoder_start_token_id=0,
+        pad_token_id=0,
+        eos_token_id=1,
+    )
+    t5 = load_subject(T5Model(config).eval(), tokenizer=sentencepiece_tokenizer)
+    smollm2 = load_subject(str(smollm2_dir))
+    assert (t5.kind, smollm2.kind) == ("encoder-decoder", "decoder")
+    quick = HolmesConfig(
+        seeds=(0,),
+        control=False,
+        mdl=False,
+        layers="0,-1",
+        train=TrainConfig(epochs=2, lr=1e-2),
+        limits=TaskLimits(blimp_pairs=30),
+    )
+    board = run_holmes(
+        [t5, smollm2, "glove:6B.50d"],
+        ["blimp-causative"],
+        tmp_path,
+        config=quick,
+        data=shared_data,
+        progress=False,
+    )
+    sites = {m: sorted(board.filter(pl.col("model") == m)["site"]) for m in board["model"]}
+    assert sites[t5.name] == ["encoder.0", "encoder.2"]
+    assert sites[smollm2.name] == ["decoder.0", "decoder.30"]
+    assert sites["glove:6B.50d"] == ["static.0"]
+    ranked = board.filter("ranked")
+    assert sorted(ranked["site"]) == ["decoder.30", "encoder.2", "static.0"]
+    assert board["control"].is_null().all() and board["compression"].is_null().all()
+    assert (tmp_path / "layers.png").exists()
+
+
+def test_model_entries():
+    entry = model_entry("minilm@random")
+    assert (entry.label, entry.name, entry.init) == (f"{MINILM}@random", MINILM, "random")
+    assert model_entry("glove:6B.50d").label == "glove:6B.50d"
+    with pytest.raises(ValueError, match="appear twice"):
+        holmes_run.model_entries(["minilm", MINILM])
+    assert HolmesConfig.flash().fractions[-1] == 1 / 512
+    assert HolmesConfig(fractions=(0.5,)).fractions == (1.0, 0.5)
