@@ -1,0 +1,192 @@
+"""The layer-wise syntax probe: logistic regression on mean-pooled sentence features per site.
+
+Features come from `subject.features` (whole sentence mean-pooled, every layer) in one call for
+all sentences of a run; one L2 logistic regression per site is fitted in a single batched call
+(`probes.fit_logistic_regression`, equal to scikit-learn's) on the train rows and scored on the
+test rows: accuracy per layer (the paper's Figure 1) and per layer x feature value (Figures 2-4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+import torch
+from jaxtyping import Float, Int
+from torch import Tensor
+
+from internals import Site, SpanItem, Subject
+from internals import sites as site_rules
+from probes import fit_logistic_regression
+from suites.cc.generate import feature_subsets
+
+
+@dataclass(frozen=True)
+class SyntaxProbeConfig:
+    """How the per-site probes are fitted."""
+
+    C: float = 1.0  # paper §3.1.3: scikit-learn LogisticRegression, whose default C is 1.0
+    max_iter: int = 1000  # ours: scikit-learn's default 100 often stops early on raw features
+    standardize: bool = True  # ours: z-score every site with train statistics (same C per layer)
+    pool: str = "mean"  # paper §3.1.3: mean-pooled sentence embeddings (Vulić et al., 2020)
+
+
+def sentence_features(
+    subject: Subject,
+    sentences: Sequence[str],
+    sites: Sequence[Site] | None = None,
+    *,
+    pool: str = "mean",
+    store: str | Path | None = None,
+    progress: bool = True,
+) -> Float[Tensor, "item site dim"]:
+    """Pooled features of whole sentences at `sites` (default: every layer)."""
+    chosen = list(sites) if sites is not None else site_rules.every_layer(subject)
+    items = [SpanItem(s) for s in sentences]
+    return subject.features(items, chosen, pool=pool, store=store, progress=progress)  # type: ignore[arg-type]
+
+
+def layer_predictions(
+    train_x: Float[Tensor, "item site dim"],
+    train_y: Int[Tensor, " item"],
+    test_x: Float[Tensor, "test site dim"],
+    config: SyntaxProbeConfig = SyntaxProbeConfig(),
+) -> Int[Tensor, "site test"]:
+    """Fit one logistic regression per site on the train rows; predicted class of each test row."""
+    train = train_x.transpose(0, 1).contiguous()  # [site, item, dim]
+    test = test_x.transpose(0, 1).contiguous()
+    if config.standardize:
+        mean = train.mean(dim=1, keepdim=True)
+        std = train.std(dim=1, keepdim=True).clamp_min(1e-6)
+        train, test = (train - mean) / std, (test - mean) / std
+    labels = train_y[None, :].expand(train.shape[0], -1).contiguous()
+    fitted = fit_logistic_regression(train, labels, C=config.C, max_iter=config.max_iter)
+    return fitted.predict(test)
+
+
+def accuracy_tables(
+    predictions: Int[Tensor, "site test"],
+    test: pl.DataFrame,
+    sites: Sequence[Site],
+    value_column: str | None = "value",
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(accuracy per site, accuracy per site x value of `value_column`) on the test rows."""
+    labels = torch.tensor(test["label"].to_list(), dtype=torch.long)
+    correct = (predictions == labels[None, :]).double()
+    per_site = pl.DataFrame(
+        {
+            "site_name": [s.name for s in sites],
+            "layer": [s.layer for s in sites],
+            "accuracy": correct.mean(dim=1).tolist(),
+            "n_test": [test.height] * len(sites),
+        }
+    )
+    if value_column is None:
+        return per_site, per_site.clear()
+    long = pl.DataFrame(
+        {
+            "site_name": [s.name for s in sites for _ in range(test.height)],
+            "layer": [s.layer for s in sites for _ in range(test.height)],
+            "value": test[value_column].to_list() * len(sites),
+            "correct": correct.flatten().tolist(),
+        }
+    )
+    per_value = (
+        long.group_by("site_name", "layer", "value", maintain_order=True)
+        .agg(pl.col("correct").mean().alias("accuracy"), pl.len().cast(pl.Int64).alias("n"))
+        .sort("layer", "value")
+    )
+    return per_site, per_value
+
+
+def _rows(frame: pl.DataFrame, split: str) -> Tensor:
+    return torch.tensor((frame["split"] == split).to_list(), dtype=torch.bool)
+
+
+def _check_frame(name: str, frame: pl.DataFrame) -> None:
+    train = frame.filter(pl.col("split") == "train")
+    n_test = int((frame["split"] == "test").sum())
+    if train["label"].n_unique() < 2 or n_test == 0:
+        raise ValueError(
+            f"frame {name!r} needs train rows of both labels and test rows; it has"
+            f" {train.height} train rows (labels {sorted(set(train['label']))}) and {n_test}"
+            " test rows"
+        )
+
+
+def probe_frames(
+    subject: Subject,
+    frames: Mapping[str, pl.DataFrame],
+    *,
+    config: SyntaxProbeConfig = SyntaxProbeConfig(),
+    value_column: str | None = "value",
+    store: str | Path | None = None,
+    progress: bool = True,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Probe every layer on each named frame (columns sentence, label, split, `value_column`).
+
+    Features of all frames come from one `features` call (shared sentences are encoded once).
+    Returns (per-layer table, per-layer x value table), both with a `feature` column holding the
+    frame's name and `model`/`init` columns from the subject.
+    """
+    names = list(frames)
+    for name in names:
+        _check_frame(name, frames[name])
+    sites = site_rules.every_layer(subject)
+    everything = pl.concat([frames[n].select("sentence") for n in names])
+    feats = sentence_features(
+        subject,
+        everything["sentence"].to_list(),
+        sites,
+        pool=config.pool,
+        store=store,
+        progress=progress,
+    )
+    layer_parts, value_parts, offset = [], [], 0
+    for name in names:
+        frame = frames[name]
+        block = feats[offset : offset + frame.height]
+        offset += frame.height
+        train = frame.filter(pl.col("split") == "train")
+        test = frame.filter(pl.col("split") == "test")
+        train_y = torch.tensor(train["label"].to_list(), dtype=torch.long)
+        predictions = layer_predictions(
+            block[_rows(frame, "train")], train_y, block[_rows(frame, "test")], config
+        )
+        per_site, per_value = accuracy_tables(predictions, test, sites, value_column)
+        tag = [
+            pl.lit(name).alias("feature"),
+            pl.lit(subject.name).alias("model"),
+            pl.lit(subject.init).alias("init"),
+        ]
+        layer_parts.append(per_site.with_columns(tag))
+        value_parts.append(per_value.with_columns(tag))
+    return pl.concat(layer_parts), pl.concat(value_parts)
+
+
+def probe_feature_subsets(
+    subject: Subject,
+    features: Sequence[str],
+    n_per_value: int,
+    seeds: Sequence[int] = (0,),
+    *,
+    config: SyntaxProbeConfig = SyntaxProbeConfig(),
+    store: str | Path | None = None,
+    progress: bool = True,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The synthetic experiment: D_f per feature and data seed, probed at every layer.
+
+    Returns (per-layer accuracy, per-layer x feature-value accuracy) with columns model, init,
+    feature, seed, site_name, layer, [value, n,] accuracy.
+    """
+    layers, values = [], []
+    for seed in seeds:
+        subsets = feature_subsets(features, n_per_value, seed)
+        per_layer, per_value = probe_frames(
+            subject, subsets, config=config, store=store, progress=progress
+        )
+        layers.append(per_layer.with_columns(pl.lit(seed, dtype=pl.Int64).alias("seed")))
+        values.append(per_value.with_columns(pl.lit(seed, dtype=pl.Int64).alias("seed")))
+    return pl.concat(layers), pl.concat(values)

@@ -1,0 +1,55 @@
+"""The layer-wise syntax probe: mechanics on toy features, and MiniLM on held-apart vocabulary."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+import torch
+
+from internals import Site
+from suites.cc import SyntaxProbeConfig, generate, layer_predictions, probe_frames
+from suites.cc.syntax_probe import accuracy_tables
+
+
+def test_layer_predictions_find_the_separable_site():
+    g = torch.Generator().manual_seed(0)
+    n, dim = 200, 8
+    labels = torch.arange(n) % 2
+    noise = torch.randn(n, dim, generator=g)
+    signal = torch.randn(n, dim, generator=g)
+    signal[:, 0] += 6.0 * (2 * labels - 1)
+    feats = torch.stack([noise, signal], dim=1)  # [item, site, dim]
+    train, test = torch.arange(n) < 120, torch.arange(n) >= 120
+    predicted = layer_predictions(feats[train], labels[train], feats[test], SyntaxProbeConfig())
+    accuracy = (predicted == labels[test]).double().mean(dim=1)
+    assert accuracy[1] == 1.0
+    assert abs(accuracy[0] - 0.5) < 0.2
+
+
+def test_accuracy_tables_by_hand():
+    test = pl.DataFrame({"label": [1, 0, 1, 0], "value": [3, 3, 5, 5]})
+    predictions = torch.tensor([[1, 0, 0, 0], [1, 1, 1, 1]])
+    sites = [Site("encoder", 0), Site("encoder", 1)]
+    per_site, per_value = accuracy_tables(predictions, test, sites)
+    assert per_site["accuracy"].to_list() == [0.75, 0.5]
+    assert per_value.sort("layer", "value")["accuracy"].to_list() == [1.0, 0.5, 0.5, 0.5]
+    assert per_value["n"].to_list() == [2, 2, 2, 2]
+
+
+@pytest.mark.slow
+def test_minilm_separates_the_classes_on_the_test_vocabulary(minilm):
+    frame = pl.concat(
+        [
+            generate(150, "train", seed=0).with_columns(split=pl.lit("train")),
+            generate(150, "test", seed=0).with_columns(split=pl.lit("test")),
+        ]
+    )
+    layers, values = probe_frames(
+        minilm, {"generated": frame}, value_column="length", progress=False
+    )
+    curve = dict(zip(layers["layer"].to_list(), layers["accuracy"].to_list()))
+    print("MiniLM CC probe, test accuracy per layer:", {k: round(v, 3) for k, v in curve.items()})
+    assert max(curve.values()) >= 0.8
+    # layer 0 mean-pools the same tokens at the same positions for both members of a pair
+    assert curve[0] <= 0.55
+    assert set(values["value"]) == set(frame.filter(pl.col("split") == "test")["length"])
