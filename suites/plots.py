@@ -39,7 +39,7 @@ def layer_curves(
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def heatmap(
@@ -71,7 +71,7 @@ def heatmap(
     ax.set_ylabel(rows)
     ax.set_title(title)
     fig.colorbar(image, ax=ax)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def bars(frame: pl.DataFrame, path: str | Path, *, label: str, value: str, title: str = "") -> Path:
@@ -82,10 +82,11 @@ def bars(frame: pl.DataFrame, path: str | Path, *, label: str, value: str, title
     ax.set_xlabel(value)
     ax.set_title(title)
     ax.grid(axis="x", alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
-def _save(fig: plt.Figure, path: str | Path) -> Path:
+def save_figure(fig: plt.Figure, path: str | Path) -> Path:
+    """Save a figure as PNG atomically (temporary file + rename) and close it."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()

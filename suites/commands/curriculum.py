@@ -1,0 +1,158 @@
+"""`lingprobe run curriculum` and the curriculum part of `lingprobe report`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import polars as pl
+
+from internals import load_subject
+from internals import sites as site_rules
+from suites.curriculum.config import CurriculumConfig
+from suites.curriculum.data import read_all
+from suites.curriculum.finetune import FineTuneConfig
+from suites.curriculum.report import last_site, summarise
+from suites.curriculum.suite import ANALYSES, DEFAULT_ANALYSES, PROBE_ANALYSES, run_curriculum
+from suites.data_paths import shared_data
+
+FOLDER = "curriculum_nli"
+
+
+def data_folder(explicit: str | None) -> Path:
+    """The curriculum folder: `--data` itself, its `curriculum_nli/`, or the shared data's."""
+    if explicit is not None:
+        path = Path(explicit)
+        return path / FOLDER if (path / FOLDER).is_dir() else path
+    return shared_data() / FOLDER
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError as error:
+        raise ValueError(f"{text!r} is not a comma-separated list of integers") from error
+
+
+def _names(text: str | None) -> list[str] | None:
+    return [x.strip() for x in text.split(",") if x.strip()] if text else None
+
+
+def config_from(args: argparse.Namespace) -> CurriculumConfig:
+    """`CurriculumConfig` from parsed options."""
+    return CurriculumConfig(
+        sizes=_ints(args.sizes),
+        seeds=_ints(args.seeds),
+        combine=tuple(_names(args.features) or ()),
+        kind=args.probe,
+        epochs=args.epochs,
+        pvi_folds=args.pvi_folds,
+        halves=args.halves,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handler of `lingprobe run curriculum`."""
+    analyses = _names(args.analyses) or list(DEFAULT_ANALYSES)
+    tasks = read_all(data_folder(args.data), _names(args.phenomena))
+    if args.max_test is not None:
+        tasks = {n: t.subsample({"test": args.max_test}, seed=0) for n, t in tasks.items()}
+    if args.max_train is not None:
+        tasks = {n: t.subsample({"train": args.max_train}, seed=0) for n, t in tasks.items()}
+    subject = sites = nli_model = None
+    if any(a in PROBE_ANALYSES for a in analyses):
+        subject = load_subject(args.model, device=args.device)
+        sites = site_rules.select(subject, args.layers)
+    if {"zero-shot", "finetune"} & set(analyses):
+        nli_model = load_subject(args.model, head="sequence-classification", device=args.device)
+    out = run_curriculum(
+        tasks,
+        args.out,
+        subject=subject,
+        sites=sites,
+        nli_model=nli_model,
+        label_order=_names(args.label_order),
+        analyses=analyses,
+        config=config_from(args),
+        finetune=FineTuneConfig(epochs=args.finetune_epochs),
+        store=args.store,
+        progress=not args.quiet,
+    )
+    report(out)
+    print(f"\nwrote tables and plots to {out}/")
+    return 0
+
+
+def report(out: Path) -> None:
+    """Write the summary tables and plots of a curriculum folder and print the headlines."""
+    summaries = summarise(out)
+    headlines = {
+        "zero_shot": ("zero-shot", ["phenomenon", "mcc", "accuracy"]),
+        "hypothesis_only": (
+            "full vs hypothesis-only (test accuracy, last site)",
+            ["phenomenon", "n_per_label", "full_mean", "hypothesis_mean", "gap"],
+        ),
+        "v_information": (
+            "V-information (bits, last site)",
+            ["phenomenon", "split", "v_information", "n_items"],
+        ),
+        "cross_distribution_matrix": (
+            "cross-distribution accuracy (last site)",
+            ["phenomenon", "train_half", "test_half", "mean", "std"],
+        ),
+    }
+    with pl.Config(tbl_rows=60, tbl_cols=12, fmt_str_lengths=30):
+        for name, (title, columns) in headlines.items():
+            if name in summaries:
+                table = summaries[name]
+                table = last_site(table) if "site" in table.columns else table
+                print(f"{title}:\n{table.select(columns)}")
+    print(f"summaries and plots in {out}/")
+
+
+def register(parsers) -> None:
+    """Add `lingprobe run curriculum`."""
+    p = parsers.run.add_parser(
+        "curriculum",
+        help="curriculum NLI diagnostics (zero-shot, inoculation, PVI, ...)",
+        description="Curriculum NLI (Chen & Gao 2022): zero-shot MCC, inoculation curves,"
+        " hypothesis-only baseline, V-information difficulty and cross-distribution tests.",
+    )
+    p.add_argument("--model", default="sentence-transformers/all-MiniLM-L6-v2")
+    p.add_argument("--data", default=None, help="curriculum_nli folder (default: shared data)")
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--phenomena", default=None, help="comma-separated (default: all folders)")
+    p.add_argument(
+        "--analyses",
+        default=",".join(DEFAULT_ANALYSES),
+        help=f"comma-separated from {', '.join(ANALYSES)}",
+    )
+    p.add_argument("--layers", default="all", help="all | last | 0,3,6 (default: all)")
+    p.add_argument(
+        "--features",
+        default="premise,hypothesis",
+        help="pair parts: premise,hypothesis,abs_diff,product",
+    )
+    p.add_argument("--sizes", default="10,50,100,500,1000", help="examples per label")
+    p.add_argument("--seeds", default="0,1,2", help="subsample and probe seeds")
+    p.add_argument("--probe", choices=["linear", "mlp"], default="linear")
+    p.add_argument("--epochs", type=int, default=20)
+    p.add_argument("--pvi-folds", type=int, default=5)
+    p.add_argument(
+        "--halves",
+        choices=["global", "per_label"],
+        default="global",
+        help="cut simple/hard by PVI over all items or within each label",
+    )
+    p.add_argument(
+        "--label-order",
+        default=None,
+        help="the NLI model's class names in order, when id2label has none",
+    )
+    p.add_argument("--finetune-epochs", type=int, default=3, help="paper App. D: 3")
+    p.add_argument("--max-train", type=int, default=None, help="at most N train items each")
+    p.add_argument("--max-test", type=int, default=None, help="at most N val items each")
+    p.add_argument("--device", default=None)
+    p.add_argument("--store", default=None, help="activation store folder (cache)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(handler=run)
