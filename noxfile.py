@@ -29,7 +29,7 @@ def install(session: nox.Session, extras: str) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """The test suite, offline, with beartype checking every jaxtyping shape."""
-    install(session, "embedded,dev")
+    install(session, "embedded,dev,ray")
     session.run("pytest", *session.posargs, env=OFFLINE_ENV)
 
 
@@ -45,7 +45,7 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks of the hot paths; each prints its ratio against the user's alternative."""
-    install(session, "embedded,dev")
+    install(session, "embedded,dev,ray")
     session.run(
         "pytest",
         "benchmarks",

@@ -37,6 +37,8 @@ class EdgeConfig:
     control: bool = True
     dropout: float = 0.1  # paper §2.1: dropout 1e-1
     epochs: int = 20  # Holmes protocol (TrainConfig default)
+    lr: float = TrainConfig.lr  # Holmes protocol (TrainConfig default)
+    batch_size: int = TrainConfig.batch_size  # Holmes protocol (TrainConfig default)
     pair_pooling: Literal["mean", "concat"] = "mean"  # paper §2.1: span pairs averaged
     heuristic_seed: int = 0
     legacy_keys: bool = False
@@ -45,7 +47,9 @@ class EdgeConfig:
 
     def train_config(self) -> TrainConfig:
         """The probes' trainer settings."""
-        return TrainConfig(epochs=self.epochs, dropout=self.dropout)
+        return TrainConfig(
+            epochs=self.epochs, dropout=self.dropout, lr=self.lr, batch_size=self.batch_size
+        )
 
     def grid(self) -> ProbeGrid:
         """The probe grid per subject."""

@@ -44,6 +44,13 @@ def load_tables(out: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
 def render(out: Path, *, echo: bool = True) -> dict[str, pl.DataFrame]:
     """Merge units, write the summary tables and plots, print them; returns the tables."""
     scores, table2 = load_tables(out)
+    return render_tables(scores, table2, out, echo=echo)
+
+
+def render_tables(
+    scores: pl.DataFrame, table2: pl.DataFrame, out: Path, *, echo: bool = True
+) -> dict[str, pl.DataFrame]:
+    """Summary tables and plots of already merged scores and heuristic tables, into `out`."""
     drops = drop_table(scores)
     versus = pretrained_vs_random(scores)
     tables = {"heuristics": table2, "drops": drops, "pretrained_vs_random": versus}

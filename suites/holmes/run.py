@@ -90,13 +90,15 @@ def run_holmes(
     store: str | Path | None = None,
     device: str | None = None,
     progress: bool = True,
+    summary: bool = True,
 ) -> pl.DataFrame:
     """Run every model on every task into `out`; return the leaderboard.
 
     models: names (`minilm`, `minilm@random`, `glove:6B.50d`, ...) or `Subject`s.
     tasks: names from `suites.holmes.available_tasks` (groups `blimp`, `ewt`, `curriculum`
     expand), Holmes release folders, or `Task`s. Features are cached in `store` (default
-    `OUT/store`).
+    `OUT/store`). `summary=False` skips the rankings and plots (`write_summary`), e.g. for one
+    unit of a larger sweep that is summarised once at the end.
     """
     config = config or HolmesConfig()
     folder = Path(out)
@@ -128,7 +130,8 @@ def run_holmes(
     bar.close()
     board = collect_leaderboard(folder)
     write_table(board, folder / LEADERBOARD)
-    write_summary(board, folder)
+    if summary:
+        write_summary(board, folder)
     return board
 
 

@@ -1,0 +1,217 @@
+"""Sweep overhead: `run_sweep` (local executor) vs the same units run by hand in one process.
+
+By hand = what a user writes without the sweep: load each model once, call `run_holmes` on
+each Holmes dataset and `run_edge` + `save_unit` on the edge task, with the same settings,
+threads and stores. The sweep adds planning, per-unit records and logs, the merge and the
+progress bookkeeping (goal: <= 5 % over by hand). Rounds alternate the two, each into a fresh
+folder (features are computed every time); medians of wall and process CPU time are printed,
+and the by-hand scores are checked equal to the sweep's. The Ray executor (2 CPUs, Ray
+started beforehand) is timed on the same sweep for reference.
+
+Run: `nox -s bench -- benchmarks/bench_sweep.py`, or
+`python -m pytest benchmarks/bench_sweep.py -o addopts= -o python_files='bench_*.py' -s`.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+import polars as pl
+import pytest
+import torch
+
+from internals import load_subject
+from internals import sites as site_rules
+from probes import TrainConfig
+from suites.data_paths import shared_data
+from suites.edge import read_conllu
+from suites.edge.experiment import EdgeConfig, run_edge
+from suites.edge.report import save_unit
+from suites.holmes.catalog import TaskLimits
+from suites.holmes.run import HolmesConfig, run_holmes
+from suites.sweep import read_log, run_sweep
+
+MODELS = ("minilm", "glove:6B.50d")
+BLIMP = ("blimp-adjunct_island", "blimp-anaphor_number_agreement")
+SEEDS, EPOCHS, LR, PAIRS, SENTENCES = 3, 5, 0.01, 400, 150
+ROUNDS = 3
+
+
+def sweep_config(folder: Path, out: str, data: Path, executor: str = "local") -> Path:
+    """The benchmark sweep: 2 models x (2 BLiMP paradigms + EWT UPOS)."""
+    ewt = data / "ud_english_ewt"
+    text = f"""
+[sweep]
+out = "{folder / out}"
+executor = "{executor}"
+data = "{data}"
+
+[[models]]
+name = "{MODELS[0]}"
+
+[[models]]
+name = "{MODELS[1]}"
+
+[[suites]]
+suite = "holmes"
+tasks = {list(BLIMP)!r}
+
+[[suites]]
+suite = "edge"
+task = "conllu:upos"
+train = "{ewt / "en_ewt-ud-train.conllu"}"
+test = "{ewt / "en_ewt-ud-dev.conllu"}"
+layers = "last"
+
+[probe]
+seeds = {SEEDS}
+epochs = {EPOCHS}
+lr = {LR}
+mdl = false
+
+[limits]
+blimp_pairs = {PAIRS}
+sentences = {SENTENCES}
+""".replace("'", '"')
+    path = folder / f"{out}.toml"
+    path.write_text(text)
+    return path
+
+
+def by_hand(folder: Path, data: Path) -> pl.DataFrame:
+    """The same units without the sweep; returns the Holmes scores."""
+    torch.set_num_threads(1)  # the sweep's [resources] cpus = 1
+    holmes = HolmesConfig(
+        seeds=tuple(range(SEEDS)),
+        mdl=False,
+        train=TrainConfig(epochs=EPOCHS, lr=LR),
+        limits=TaskLimits(blimp_pairs=PAIRS),
+    )
+    edge = EdgeConfig(seeds=tuple(range(SEEDS)), epochs=EPOCHS, lr=LR)
+    ewt = data / "ud_english_ewt"
+    boards = []
+    for name in MODELS:
+        subject = load_subject(name)
+        for task in BLIMP:
+            boards.append(
+                run_holmes(
+                    [subject],
+                    [task],
+                    folder / f"{name}-{task}",
+                    config=holmes,
+                    data=data,
+                    store=folder / "store",
+                    progress=False,
+                    summary=False,
+                ).with_columns(model=pl.lit(name))
+            )
+        train = read_conllu(ewt / "en_ewt-ud-train.conllu", "upos", limit_sentences=SENTENCES)
+        test = read_conllu(
+            ewt / "en_ewt-ud-dev.conllu", "upos", split="test", limit_sentences=SENTENCES
+        )
+        results = run_edge(
+            [subject],
+            train,
+            test,
+            site_rules.last(subject),
+            edge,
+            store=folder / "store",
+            progress=False,
+        )
+        save_unit(results, folder / f"{name}-upos", legacy_keys=False)
+    return pl.concat(boards)
+
+
+def timed(fn: Callable[[], object]) -> tuple[float, float]:
+    """Wall and process CPU seconds of one call."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def holmes_scores(board: pl.DataFrame) -> pl.DataFrame:
+    return board.select("model", "dataset", "site", "fraction", "score").sort("model", "dataset")
+
+
+@pytest.fixture(scope="module")
+def data() -> Path:
+    return shared_data()
+
+
+def test_sweep_overhead_local(benchmark, data):
+    times: dict[str, list[tuple[float, float]]] = {"sweep": [], "hand": []}
+    with tempfile.TemporaryDirectory() as root:
+        base = Path(root)
+        by_hand(base / "warm-hand", data)  # warm-up: imports, file caches, model files
+        run_sweep(sweep_config(base, "warm-sweep", data), progress=False)
+        driver = []  # sweep wall time outside its units (plan, records, merge, gc between models)
+        for r in range(ROUNDS):
+            config = sweep_config(base, f"sweep-{r}", data)
+            times["sweep"].append(timed(partial(run_sweep, config, progress=False)))
+            units = read_log(base / f"sweep-{r}").filter(pl.col("event") == "done")["seconds"]
+            driver.append(times["sweep"][-1][0] - float(units.sum()))
+            times["hand"].append(timed(partial(by_hand, base / f"hand-{r}", data)))
+        swept = pl.read_parquet(base / "sweep-0" / "leaderboard.parquet")
+        hand = by_hand(base / "check", data)
+        assert holmes_scores(swept.filter(pl.col("suite") == "holmes")).equals(
+            holmes_scores(hand)
+        ), "the sweep and the hand-written run disagree"
+        benchmark.pedantic(
+            lambda: run_sweep(sweep_config(base, "bench", data), progress=False),
+            rounds=1,
+            iterations=1,
+        )
+    wall = {k: statistics.median(t[0] for t in v) for k, v in times.items()}
+    cpu = {k: statistics.median(t[1] for t in v) for k, v in times.items()}
+    benchmark.extra_info.update(wall=wall, cpu=cpu, rounds=times, driver=driver)
+    print(f"\n[sweep] 2 models x 3 tasks (6 units), {ROUNDS} alternating rounds, medians")
+    for kind, label in (("sweep", "lingprobe sweep (local)"), ("hand", "same units by hand")):
+        print(f"  {label:26s} wall {wall[kind]:7.2f} s   cpu {cpu[kind]:7.2f} s")
+    print(
+        f"  sweep time outside its units (median): {statistics.median(driver):.2f} s"
+        f" = {100 * statistics.median(driver) / wall['hand']:.1f} % of by hand"
+    )
+    print(
+        f"  overhead: wall {100 * (wall['sweep'] / wall['hand'] - 1):+.1f} %,"
+        f" cpu {100 * (cpu['sweep'] / cpu['hand'] - 1):+.1f} % (goal <= 5 %)"
+    )
+    print(
+        "  rounds (wall sweep / hand): "
+        + ", ".join(
+            f"{s[0]:.1f}/{h[0]:.1f}" for s, h in zip(times["sweep"], times["hand"], strict=True)
+        )
+    )
+
+
+def test_ray_executor_time(benchmark, data):
+    ray = pytest.importorskip("ray")
+    with tempfile.TemporaryDirectory() as root:
+        base = Path(root)
+        start = time.perf_counter()
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        init = time.perf_counter() - start
+        try:
+            run_ray: list[float] = []
+
+            def ray_round() -> None:
+                config = sweep_config(base, f"ray-{len(run_ray)}", data, "ray")
+                run_ray.append(timed(lambda: run_sweep(config, progress=False))[0])
+
+            ray_round()
+            benchmark.pedantic(ray_round, rounds=1, iterations=1)
+            local = timed(lambda: run_sweep(sweep_config(base, "local", data), progress=False))[0]
+            assert pl.read_parquet(base / "ray-0" / "leaderboard.parquet").equals(
+                pl.read_parquet(base / "local" / "leaderboard.parquet")
+            )
+        finally:
+            ray.shutdown()
+    print(
+        f"\n[sweep] Ray executor, 2 CPUs: ray.init {init:.1f} s; sweep {run_ray[0]:.1f} s and"
+        f" {run_ray[1]:.1f} s (2 workers, one per model, each starting and loading its model)"
+        f" vs local {local:.1f} s; leaderboards equal"
+    )

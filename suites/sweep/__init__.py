@@ -1,0 +1,50 @@
+"""Sweeps: models x suites x sites as resumable units of work, local or on a Ray cluster.
+
+`load_config(path)` reads a TOML sweep file; `plan_units(config)` lists its units (one model x
+one dataset group each); `run_sweep(config)` runs the units not yet finished (executor
+"local" or "ray"), records failures without stopping, and merges one leaderboard;
+`render(out)` draws the report. The CLI is `lingprobe sweep CONFIG [--dry-run]`.
+"""
+
+from suites.sweep.config import (
+    EdgeEntry,
+    HolmesEntry,
+    Limits,
+    ModelSpec,
+    ProbeSettings,
+    Resources,
+    SweepConfig,
+    TaskGroup,
+)
+from suites.sweep.cost import plan_table
+from suites.sweep.errors import SweepConfigError, SweepError
+from suites.sweep.parse import load_config, parse_config
+from suites.sweep.plan import by_model, plan_units
+from suites.sweep.records import read_log
+from suites.sweep.report import render
+from suites.sweep.run import SweepSummary, run_sweep
+from suites.sweep.units import Unit, UnitOutcome
+
+__all__ = [
+    "EdgeEntry",
+    "HolmesEntry",
+    "Limits",
+    "ModelSpec",
+    "ProbeSettings",
+    "Resources",
+    "SweepConfig",
+    "SweepConfigError",
+    "SweepError",
+    "SweepSummary",
+    "TaskGroup",
+    "Unit",
+    "UnitOutcome",
+    "by_model",
+    "load_config",
+    "parse_config",
+    "plan_table",
+    "plan_units",
+    "read_log",
+    "render",
+    "run_sweep",
+]

@@ -1,0 +1,121 @@
+"""`run_sweep`: plan the units, skip finished ones, run the rest on an executor, merge.
+
+Output folder: `manifest.json` (suite "sweep", the config file, the planned units),
+`units/<unit>/` (each unit's own suite folder), `results/`, `failures/`, `sweep-log.jsonl`
+(see `suites.sweep.records`), `leaderboard.parquet`, `failures.parquet`, `failures.json`,
+and `store/` (features) unless `[sweep] store` points elsewhere.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from suites.outputs import read_manifest, write_manifest
+from suites.sweep.config import EXECUTORS, SweepConfig
+from suites.sweep.errors import SweepConfigError
+from suites.sweep.executor_local import run_local
+from suites.sweep.executor_ray import run_ray
+from suites.sweep.merge import write_merged
+from suites.sweep.parse import load_config
+from suites.sweep.plan import by_model, check_tasks, context_of, plan_units
+from suites.sweep.progress import SweepProgress
+from suites.sweep.records import Records
+from suites.sweep.units import Unit
+
+SUITE = "sweep"
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    """What one `run_sweep` call did and where the sweep stands."""
+
+    out: Path
+    planned: int  # units in the plan
+    skipped: int  # already finished before this run
+    ran: int  # handed to a worker in this run
+    done: int  # planned units that have finished (in this or an earlier run)
+    failed: int  # planned units whose latest attempt failed
+    seconds: float
+    leaderboard: pl.DataFrame
+    failures: pl.DataFrame
+
+    @property
+    def pending(self) -> int:
+        """Planned units neither finished nor failed (e.g. the run was interrupted)."""
+        return self.planned - self.done - self.failed
+
+
+def run_sweep(
+    config: SweepConfig | str | Path,
+    *,
+    executor: str | None = None,
+    progress: bool = True,
+) -> SweepSummary:
+    """Run a sweep (a config file or a parsed `SweepConfig`); `executor` overrides the file's."""
+    start = time.perf_counter()
+    config = config if isinstance(config, SweepConfig) else load_config(config)
+    chosen = executor or config.executor
+    if chosen not in EXECUTORS:
+        raise SweepConfigError(f"executor {chosen!r} is unknown; choose one of {EXECUTORS}")
+    units = plan_units(config)
+    check_tasks(config)
+    out = config.out
+    _check_folder(out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_manifest(out, SUITE, **manifest_details(config, units, chosen))
+    records = Records(out)
+    todo = [u for u in units if not records.is_done(u.id)]
+    bar = SweepProgress(len(units), len(units) - len(todo), progress)
+    try:
+        if chosen == "local":
+            run_local(by_model(todo), context_of(config, progress=progress), records, bar)
+        else:  # unit bars would interleave across workers: the overall bar only
+            context = context_of(config, progress=False)
+            run_ray(by_model(todo), context, records, bar, config.resources)
+    finally:
+        bar.close()
+    board, failures = write_merged(out, [u.id for u in units])
+    return SweepSummary(
+        out=out,
+        planned=len(units),
+        skipped=len(units) - len(todo),
+        ran=len(todo),
+        done=sum(records.is_done(u.id) for u in units),
+        failed=failures.height,
+        seconds=time.perf_counter() - start,
+        leaderboard=board,
+        failures=failures,
+    )
+
+
+def manifest_details(config: SweepConfig, units: list[Unit], executor: str) -> dict:
+    """The manifest's fields: config file, executor, and every planned unit."""
+    return {
+        "config": str(config.source) if config.source else None,
+        "executor": executor,
+        "units": [u.id for u in units],
+        "plan": [
+            {
+                "unit": u.id,
+                "model": u.model.label,
+                "suite": u.suite,
+                "group": u.group.name,
+                "tasks": list(u.group.tasks),
+            }
+            for u in units
+        ],
+    }
+
+
+def _check_folder(out: Path) -> None:
+    """Refuse an output folder that another suite wrote."""
+    if (out / "manifest.json").exists():
+        suite = read_manifest(out).get("suite")
+        if suite != SUITE:
+            raise SweepConfigError(
+                f"{out} holds a {suite!r} run, not a sweep; set [sweep] out to another folder"
+            )

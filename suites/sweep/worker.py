@@ -1,0 +1,110 @@
+"""`ModelWorker`: loads one model once and runs its units, in this process (local executor)
+or as a Ray actor (ray executor), so both executors run exactly the same code per unit.
+
+Every unit runs with the sweep's thread count and a fixed global RNG state, so its numbers do
+not depend on the executor, the worker or the order units run in. A unit's exception (or the
+model's failure to load) becomes the unit's `UnitOutcome.error`; it never stops other units.
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+import polars as pl
+import torch
+
+from internals import Subject, load_subject
+from suites.sweep.config import ModelSpec
+from suites.sweep.plan import suite_units
+from suites.sweep.units import Unit, UnitContext, UnitError, UnitOutcome, worker_name
+
+LEADING = ["unit", "suite", "model", "name", "init", "dtype", "kind", "dataset", "test_set"]
+
+
+@contextmanager
+def unit_environment(threads: int, seed: int) -> Iterator[None]:
+    """Torch threads and global RNG seeds for one unit (threads restored afterwards)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def load_model(model: ModelSpec, device: str | None) -> Subject:
+    """The subject of a model spec."""
+    dtype = None if model.dtype == "auto" else getattr(torch, model.dtype)
+    return load_subject(
+        model.name,
+        init=model.init,
+        seed=model.seed,
+        dtype=dtype,
+        backend=model.backend,
+        device=device,
+    )
+
+
+def label_rows(rows: pl.DataFrame, unit: Unit) -> pl.DataFrame:
+    """A suite's leaderboard rows with the sweep's unit and model columns in front."""
+    labels = {
+        "unit": unit.id,
+        "suite": unit.suite,
+        "model": unit.model.label,
+        "name": unit.model.name,
+        "init": unit.model.init,
+        "dtype": unit.model.dtype,
+    }
+    labelled = rows.with_columns(pl.lit(v).alias(k) for k, v in labels.items())
+    rest = [c for c in labelled.columns if c not in LEADING]
+    return labelled.select(*[c for c in LEADING if c in labelled.columns], *rest)
+
+
+class ModelWorker:
+    """Runs the units of one model; the model is loaded on the first unit and kept."""
+
+    def __init__(self, model: ModelSpec, context: UnitContext) -> None:
+        self.model, self.context = model, context
+        self.subject: Subject | None = None
+        self.load_error: UnitError | None = None
+
+    def run(self, unit: Unit) -> UnitOutcome:
+        """Run one unit of this worker's model; errors come back in the outcome."""
+        if unit.model != self.model:
+            raise ValueError(f"unit {unit.id} is for {unit.model.label}, not {self.model.label}")
+        start = time.perf_counter()
+        if self.load_error is not None:  # the model failed to load for an earlier unit
+            return UnitOutcome(unit.id, None, 0.0, worker_name(), error=self.load_error)
+        loaded, load_seconds = self.subject is None, 0.0
+        try:
+            with unit_environment(self.context.threads, self.context.seed):
+                if self.subject is None:
+                    try:
+                        self.subject = load_model(self.model, self.context.device)
+                    finally:
+                        load_seconds = time.perf_counter() - start
+                rows = suite_units(unit.suite).run(unit, self.subject, self.context)
+            error, rows = None, label_rows(rows, unit)
+        except Exception as caught:
+            error, rows = UnitError.of(caught), None
+            if self.subject is None:
+                self.load_error = error
+        seconds = time.perf_counter() - start
+        return UnitOutcome(unit.id, rows, seconds, worker_name(), loaded, load_seconds, error)
+
+    def close(self, *, collect: bool = True) -> None:
+        """Drop the model; `collect` also frees it now (a transformer subject holds reference
+        cycles, so only the cycle collector frees its weights before the next model loads)."""
+        self.subject = None
+        if collect:
+            gc.collect()
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()

@@ -1,0 +1,177 @@
+"""Sweep config files: the schema, defaults, and errors that name the key and the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from suites.sweep import (
+    EdgeEntry,
+    HolmesEntry,
+    ProbeSettings,
+    SweepConfigError,
+    TaskGroup,
+    load_config,
+    parse_config,
+)
+from suites.sweep.toml_table import TomlTable
+
+FULL = """
+[sweep]
+out = "results/sweep"
+store = "/tmp/lingprobe-store"
+executor = "ray"
+device = "cpu"
+seed = 3
+
+[[models]]
+name = "minilm"
+init = ["pretrained", "random"]
+dtype = "float32"
+
+[[models]]
+name = "glove:6B.50d"
+label = "GloVe"
+
+[[suites]]
+suite = "holmes"
+tasks = ["blimp-adjunct_island", "ewt", {group = "agreement", tasks = ["blimp-a", "blimp-b"]}]
+layers = "0,-1"
+probe = {seeds = [7], fractions = [0.5]}
+
+[[suites]]
+suite = "edge"
+task = "conllu:upos"
+train = "train.conllu"
+test = "test.conllu"
+probe = {kind = "mlp", dropout = 0.3}
+
+[probe]
+seeds = 3
+epochs = 5
+lr = 0.01
+control = false
+
+[limits]
+blimp_pairs = 60
+sentences = 20
+
+[resources]
+cpus = 2
+gpus = 0
+workers_per_model = 2
+"""
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "train.conllu").write_text("")
+    (tmp_path / "test.conllu").write_text("")
+    return tmp_path
+
+
+def write(folder: Path, text: str) -> Path:
+    path = folder / "sweep.toml"
+    path.write_text(text)
+    return path
+
+
+def test_full_schema_is_read(folder):
+    config = load_config(write(folder, FULL))
+    assert config.out == folder / "results" / "sweep"  # relative to the config file
+    assert config.store == Path("/tmp/lingprobe-store") and config.store_path == config.store
+    assert (config.executor, config.device, config.seed) == ("ray", "cpu", 3)
+    assert [m.label for m in config.models] == ["minilm", "minilm@random", "GloVe"]
+    assert [m.init for m in config.models] == ["pretrained", "random", "pretrained"]
+    assert config.models[0].dtype == "float32" and config.models[2].dtype == "auto"
+    holmes, edge = config.suites
+    assert isinstance(holmes, HolmesEntry) and isinstance(edge, EdgeEntry)
+    assert holmes.groups == (
+        TaskGroup("blimp-adjunct_island", ("blimp-adjunct_island",)),
+        TaskGroup("ewt", ("ewt",)),
+        TaskGroup("agreement", ("blimp-a", "blimp-b")),
+    )
+    assert holmes.layers == "0,-1" and holmes.probe == ProbeSettings(seeds=(7,), fractions=(0.5,))
+    assert edge.train == str(folder / "train.conllu") and edge.name == "conllu:upos"
+    assert edge.layers == "all" and edge.probe.kind == "mlp"
+    assert config.probe == ProbeSettings(seeds=(0, 1, 2), epochs=5, lr=0.01, control=False)
+    merged = holmes.probe.over(config.probe)
+    assert (merged.seeds, merged.epochs, merged.fractions) == ((7,), 5, (0.5,))
+    assert (config.limits.blimp_pairs, config.limits.sentences, config.limits.train) == (
+        60,
+        20,
+        None,
+    )
+    assert (config.resources.cpus, config.resources.gpus) == (2, 0.0)
+    assert config.resources.workers_per_model == 2 and config.resources.address is None
+
+
+def test_defaults(tmp_path):
+    config = parse_config(
+        {
+            "sweep": {"out": "o"},
+            "models": [{"name": "minilm"}],
+            "suites": [{"suite": "holmes", "tasks": ["upos"]}],
+        },
+        base=tmp_path,
+    )
+    assert config.executor == "local" and config.store_path == tmp_path / "o" / "store"
+    assert config.probe == ProbeSettings() and config.resources.cpus == 1
+    assert config.resources.gpus is None  # auto: 1 per worker when the Ray cluster has GPUs
+    assert config.suites[0].layers == "last"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            ("[probe]\nseeds = 3", "[probe]\nseed = 3"),
+            r"\[probe\] has an unknown key `seed`; did you mean `seeds`",
+        ),
+        (("seeds = 3", 'seeds = "x"'), r"\[probe\] seeds = 'x': give how many seeds"),
+        (
+            ('executor = "ray"', 'executor = "slurm"'),
+            r"executor = 'slurm': choose one of \('local', 'ray'\)",
+        ),
+        (('dtype = "float32"', 'dtype = "fp8"'), r"\[\[models\]\] #1 dtype = 'fp8': choose one of"),
+        (('init = ["pretrained", "random"]', 'init = "trained"'), r"#1 init = 'trained'"),
+        (('suite = "edge"', 'suite = "senteval"'), r"\[\[suites\]\] #2 suite = 'senteval': choose"),
+        (('train = "train.conllu"', 'train = "missing.conllu"'), r"missing.conllu does not exist"),
+        (('label = "GloVe"', 'label = "minilm"'), r"labels \['minilm'\] twice; set `label`"),
+        (
+            ('probe = {kind = "mlp", dropout = 0.3}', "probe = {mdl = true}"),
+            r"#2 probe .*Holmes settings",
+        ),
+        (('out = "results/sweep"', ""), r"\[sweep\] lacks `out`"),
+        (("gpus = 0", "gpus = -1"), r"\[resources\] gpus = -1"),
+        (("sentences = 20", "sentences = 0"), r"\[limits\] sentences = 0: give a positive integer"),
+        (
+            (
+                'tasks = ["blimp-adjunct_island"',
+                'tasks = ["blimp-adjunct_island", "blimp-adjunct_island"',
+            ),
+            r"groups \['blimp-adjunct_island'\] appear twice",
+        ),
+    ],
+)
+def test_errors_name_the_key_and_the_fix(folder, change, message):
+    old, new = change
+    assert old in FULL
+    with pytest.raises(SweepConfigError, match=message):
+        load_config(write(folder, FULL.replace(old, new, 1)))
+
+
+def test_missing_sections_and_bad_toml(folder):
+    with pytest.raises(SweepConfigError, match=r"no \[models\] section; add a \[\[models\]\]"):
+        load_config(write(folder, '[sweep]\nout = "o"\n'))
+    with pytest.raises(SweepConfigError, match="not valid TOML"):
+        load_config(write(folder, "[sweep\n"))
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_config(folder / "nothing.toml")
+
+
+def test_table_reports_unknown_keys_without_a_close_match():
+    table = TomlTable({"zzz": 1}, "[limits]", "f.toml")
+    with pytest.raises(SweepConfigError, match="unknown key `zzz`; known keys: train, dev"):
+        table.finish(("train", "dev"))
