@@ -16,7 +16,11 @@ nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
 
 TORCH = os.environ.get("LINGPROBE_TORCH", "torch==2.13.0")
-OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+OFFLINE_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
 
 
 def install(session: nox.Session, extras: str) -> None:
@@ -37,7 +41,9 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff (style, imports) and mypy (static types)."""
     install(session, "embedded,dev")
-    session.run("ruff", "check", "internals", "probes", "suites", "tests", "benchmarks", "noxfile.py")
+    session.run(
+        "ruff", "check", "internals", "probes", "suites", "tests", "benchmarks", "noxfile.py"
+    )
     session.run("ruff", "format", "--check", "internals", "probes", "suites", "tests", "benchmarks")
     session.run("mypy")
 

@@ -7,7 +7,13 @@ from pathlib import Path
 from internals import SpanItem
 from suites.edge.conllu import read_sentences
 
-EWT_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "ud_english_ewt" / "en_ewt-ud-dev.conllu"
+EWT_DEV = (
+    Path(__file__).resolve().parents[2]
+    / "shared"
+    / "data"
+    / "ud_english_ewt"
+    / "en_ewt-ud-dev.conllu"
+)
 
 
 def sentences(n: int) -> list:

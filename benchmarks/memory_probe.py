@@ -1,4 +1,4 @@
-"""Peak resident memory of one extraction, run in a fresh process: `python -m benchmarks.memory_probe MODE`.
+"""Peak resident memory of one extraction, in a fresh process: `python -m benchmarks.memory_probe`.
 
 MODE `features`: lingprobe features at every layer (pooled on the fly);
 MODE `cache`: transformer-lens `run_with_cache` of every layer's residual stream, then pooling.
@@ -13,9 +13,10 @@ import torch
 
 
 def _status(field: str) -> float:
-    for line in open("/proc/self/status"):
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) / 1024
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
     raise RuntimeError(f"{field} not in /proc/self/status")
 
 
@@ -38,8 +39,9 @@ def main(mode: str, n: int = 256) -> None:
 
     items = word_items(n)
     backend = "lens" if mode == "cache" else "nnsight"
-    subject = load_subject("sentence-transformers/all-MiniLM-L6-v2", backend=backend,
-                           batch_size=256)
+    subject = load_subject(
+        "sentence-transformers/all-MiniLM-L6-v2", backend=backend, batch_size=256
+    )
     subject.features(items[:4], progress=False)  # warm-up
     base = reset_peak()
     if mode == "features":
@@ -51,13 +53,16 @@ def main(mode: str, n: int = 256) -> None:
 
         lengths = [len(e.input_ids) for e in encoded]
         for index in length_buckets(lengths, 256, 10**9):
-            batch = collate([encoded[i] for i in index], subject._padding(), ["encoder"],
-                            subject.device)
+            batch = collate(
+                [encoded[i] for i in index], subject._padding(), ["encoder"], subject.device
+            )
             with torch.no_grad():
                 _, cache = bridge.run_with_cache(
-                    batch.inputs["input_ids"], attention_mask=batch.inputs["attention_mask"],
-                    names_filter=lambda name: name.endswith("hook_resid_post")
-                    or name == "blocks.0.hook_resid_pre",
+                    batch.inputs["input_ids"],
+                    attention_mask=batch.inputs["attention_mask"],
+                    names_filter=lambda name: (
+                        name.endswith("hook_resid_post") or name == "blocks.0.hook_resid_pre"
+                    ),
                 )
             for name in cache:
                 pool_spans(cache[name], batch.segments["encoder"], "mean")

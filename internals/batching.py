@@ -36,7 +36,9 @@ class Padding:
     decoder_start: int | None  # encoder-decoders: the decoder reads [start] + input_ids
 
 
-def _pad(rows: list[list[int]], pad_id: int, side: str) -> tuple[torch.Tensor, torch.Tensor, list[int]]:
+def _pad(
+    rows: list[list[int]], pad_id: int, side: str
+) -> tuple[torch.Tensor, torch.Tensor, list[int]]:
     width = max(len(r) for r in rows)
     ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)

@@ -51,18 +51,21 @@ def _check_spans(index: int, name: str, text: str, spans: tuple[CharSpan, ...]) 
     for start, end in spans:
         if end <= start:
             raise ItemError(
-                index, f"span ({start}, {end}) of {name} has end <= start; spans are (start, end)"
-                " half-open character ranges with end > start"
+                index,
+                f"span ({start}, {end}) of {name} has end <= start; spans are (start, end)"
+                " half-open character ranges with end > start",
             )
         if start < 0 or end > len(text):
             raise ItemError(
-                index, f"span ({start}, {end}) lies outside {name} of length {len(text)}"
-                f" ({text[:40]!r}); spans are character offsets into that text"
+                index,
+                f"span ({start}, {end}) lies outside {name} of length {len(text)}"
+                f" ({text[:40]!r}); spans are character offsets into that text",
             )
         if not text[start:end].strip():
             raise ItemError(
-                index, f"span ({start}, {end}) of {name} covers only whitespace"
-                f" ({text[start:end]!r}); point it at the word's characters"
+                index,
+                f"span ({start}, {end}) of {name} covers only whitespace"
+                f" ({text[start:end]!r}); point it at the word's characters",
             )
 
 
@@ -81,7 +84,8 @@ def validate_items(items: Sequence[SpanItem]) -> int:
             raise ItemError(index, "pair_spans given without text_pair; add text_pair")
         if item.segments != width:
             raise ItemError(
-                index, f"has {item.segments} pooled segments but item 0 has {width}; all items of"
-                " one call need the same number of spans (and all or none with text_pair)"
+                index,
+                f"has {item.segments} pooled segments but item 0 has {width}; all items of"
+                " one call need the same number of spans (and all or none with text_pair)",
             )
     return width

@@ -44,7 +44,9 @@ def config_kind(config: Any, class_name: str = "") -> str:
         return "encoder-decoder"
     text_config = config.get_text_config() if hasattr(config, "get_text_config") else config
     names = [class_name, *(getattr(config, "architectures", None) or [])]
-    if getattr(text_config, "is_decoder", False) or any("CausalLM" in n or "LMHead" in n for n in names):
+    if getattr(text_config, "is_decoder", False) or any(
+        "CausalLM" in n or "LMHead" in n for n in names
+    ):
         return "decoder"
     model_type = getattr(config, "model_type", "")
     causal_types = ("gpt", "llama", "mistral", "qwen", "phi", "gemma", "opt", "bloom", "falcon")
@@ -130,7 +132,9 @@ def discover_layout(model: nn.Module, tokenizer: Any) -> ModelLayout:
         lists = _module_lists(get_module(model, root), root)
         candidates[part] = [path for path, _ in lists]
         for path, modules in lists:
-            handles.append(modules[0].register_forward_hook(keep(f"{path}#in", True), with_kwargs=True))
+            handles.append(
+                modules[0].register_forward_hook(keep(f"{path}#in", True), with_kwargs=True)
+            )
             handles.append(modules[-1].register_forward_hook(keep(f"{path}#out"), with_kwargs=True))
         norms[part] = []
         for name, module in get_module(model, root).named_modules():
@@ -177,7 +181,9 @@ def _match_part(
         )
     n = len(states) - 1
     for path in candidates:
-        if len(get_module(model, path)) != n or not _same(captured.get(f"{path}#in"), states[0]):
+        modules = get_module(model, path)
+        assert isinstance(modules, nn.ModuleList)
+        if len(modules) != n or not _same(captured.get(f"{path}#in"), states[0]):
             continue
         last = states[n]
         dim = int(last.shape[-1])

@@ -62,9 +62,9 @@ def load_subject(
     `word2vec:<path>` for text vector files, or a packaged offline model
     (`sentence-transformers/all-MiniLM-L6-v2`, `HuggingFaceTB/SmolLM2-135M-Instruct`,
     `glove:6B.50d`). init: "pretrained" or "random" (same architecture and tokenizer, weights
-    re-drawn from `seed` with `random_scheme`). backend: "auto" (nnsight, measured fastest), "nnsight"
-    or "lens" (transformer-lens TransformerBridge). head: None (backbone), "lm" (masked/causal/seq2seq
-    LM head) or "sequence-classification".
+    re-drawn from `seed` with `random_scheme`). backend: "auto" (nnsight, measured fastest),
+    "nnsight" or "lens" (transformer-lens TransformerBridge). head: None (backbone), "lm"
+    (masked/causal/seq2seq LM head) or "sequence-classification".
     """
     if init not in ("pretrained", "random"):
         raise ValueError(f"init={init!r}; choose 'pretrained' or 'random'")
@@ -81,7 +81,9 @@ def load_subject(
     target = torch.device(device) if device is not None else _default_device()
     if isinstance(spec, nn.Module):
         if tokenizer is None:
-            raise ValueError("a model object needs its tokenizer: load_subject(model, tokenizer=tok)")
+            raise ValueError(
+                "a model object needs its tokenizer: load_subject(model, tokenizer=tok)"
+            )
         model = spec
         if init == "random":
             model = reinitialize(copy.deepcopy(model), random_scheme, seed)
@@ -92,8 +94,9 @@ def load_subject(
         name = canonical_name(spec)
         source = packaged_path(spec) or spec
         tokenizer = tokenizer or _tokenizer(source, name, trust_remote_code, revision)
-        model = _model(source, name, head, init, seed, random_scheme, dtype, trust_remote_code,
-                       revision)
+        model = _model(
+            source, name, head, init, seed, random_scheme, dtype, trust_remote_code, revision
+        )
         identity = {"source": name, "revision": revision}
     model = model.to(target)
     if dtype is not None:
@@ -101,11 +104,25 @@ def load_subject(
     model.eval()
     layout = discover_layout(model, tokenizer)
     hook_backend = _backend(backend, model, tokenizer, layout, name, source, head)
-    key = fingerprint({**identity, "init": init, "seed": seed, "scheme": random_scheme,
-                       "dtype": str(next(model.parameters()).dtype)})
+    key = fingerprint(
+        {
+            **identity,
+            "init": init,
+            "seed": seed,
+            "scheme": random_scheme,
+            "dtype": str(next(model.parameters()).dtype),
+        }
+    )
     return TransformerSubject(
-        model, tokenizer, layout, hook_backend, name=name, init=init, fingerprint=key,
-        batch_size=batch_size, padding_side=padding_side,
+        model,
+        tokenizer,
+        layout,
+        hook_backend,
+        name=name,
+        init=init,
+        fingerprint=key,
+        batch_size=batch_size,
+        padding_side=padding_side,
     )
 
 
@@ -133,8 +150,15 @@ def _tokenizer(source: str | Path, name: str, trust: bool, revision: str | None)
 
 
 def _model(
-    source: str | Path, name: str, head: str | None, init: str, seed: int, scheme: str,
-    dtype: torch.dtype | None, trust: bool, revision: str | None,
+    source: str | Path,
+    name: str,
+    head: str | None,
+    init: str,
+    seed: int,
+    scheme: str,
+    dtype: torch.dtype | None,
+    trust: bool,
+    revision: str | None,
 ) -> nn.Module:
     import transformers
 
@@ -158,8 +182,13 @@ def _model(
 
 
 def _backend(
-    choice: str, model: nn.Module, tokenizer: Any, layout: Any, name: str,
-    source: str | Path | None, head: str | None,
+    choice: str,
+    model: nn.Module,
+    tokenizer: Any,
+    layout: Any,
+    name: str,
+    source: str | Path | None,
+    head: str | None,
 ) -> Any:
     if choice in ("auto", "nnsight"):
         # Measured (benchmarks/bench_extract.py): nnsight on the model's own attention kernel is
@@ -188,7 +217,8 @@ def _random_table(table: VectorTable, seed: int) -> VectorTable:
 
 def _content_hash(model: nn.Module) -> str:
     """Cheap identity of a model object: config plus a sample of every parameter."""
-    digest = hashlib.sha256(json.dumps(model.config.to_dict(), sort_keys=True, default=str).encode())
+    config: Any = model.config
+    digest = hashlib.sha256(json.dumps(config.to_dict(), sort_keys=True, default=str).encode())
     for name, param in model.named_parameters():
         digest.update(name.encode())
         digest.update(param.detach().flatten()[:4096].float().cpu().numpy().tobytes())

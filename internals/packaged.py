@@ -60,7 +60,7 @@ def _dequantised_smollm2(gguf: Path) -> Path:
     model = AutoModelForCausalLM.from_pretrained(
         gguf.parent, gguf_file=gguf.name, dtype=torch.float32
     )
-    model.hf_quantizer = None  # the weights are plain float32 now; save them as such
+    model.hf_quantizer = None  # type: ignore[assignment]  # plain float32 weights now
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     target.parent.mkdir(parents=True, exist_ok=True)

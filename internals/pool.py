@@ -41,9 +41,7 @@ class TokenSegments:
         )
 
     @staticmethod
-    def from_ranges(
-        ranges: Int[Tensor, "segment 3"], n_tokens: int
-    ) -> TokenSegments:
+    def from_ranges(ranges: Int[Tensor, "segment 3"], n_tokens: int) -> TokenSegments:
         """Build from contiguous `(batch_index, start_token, end_token)` rows (end exclusive)."""
         batch, start, end = ranges.unbind(-1)
         lengths = end - start

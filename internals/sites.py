@@ -52,7 +52,9 @@ def parse_site(text: str) -> Site:
     """Inverse of `Site.name`: `"encoder.3"` -> `Site("encoder", 3)`."""
     parts = text.split(".")
     if len(parts) not in (2, 3) or not parts[1].lstrip("-").isdigit():
-        raise SiteError(f"cannot parse site {text!r}; write it as PART.LAYER[.STREAM], e.g. encoder.3")
+        raise SiteError(
+            f"cannot parse site {text!r}; write it as PART.LAYER[.STREAM], e.g. encoder.3"
+        )
     stream = parts[2] if len(parts) == 3 else RESID_POST
     return Site(parts[0], int(parts[1]), stream)
 
@@ -96,7 +98,8 @@ def check(subject: HasSites, requested: list[Site]) -> None:
         n = _layers(subject, site.part)
         if not 0 <= site.layer <= n:
             raise SiteError(
-                f"site {site.name}: layer {site.layer} does not exist; {site.part} has layers 0..{n}"
+                f"site {site.name}: layer {site.layer} does not exist;"
+                f" {site.part} has layers 0..{n}"
             )
         if site.stream != RESID_POST and site.stream not in subject.streams:
             offered = ", ".join((RESID_POST, *subject.streams))

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import torch
 from safetensors import safe_open
 from safetensors.torch import save as safetensors_bytes
 from torch import Tensor

@@ -14,8 +14,8 @@ from tqdm.auto import tqdm
 from internals.align import EncodedText, encode_texts, require_offsets
 from internals.backends.base import HookBackend
 from internals.batching import Padding, collate, length_buckets
-from internals.layout import ModelLayout
 from internals.items import CharSpan, SpanItem
+from internals.layout import ModelLayout
 from internals.pool import PoolHow
 from internals.sites import Site
 from internals.subject import Subject
@@ -47,7 +47,7 @@ class TransformerSubject(Subject):
         self.dim = next(iter(layout.parts.values())).dim
         self.device = next(model.parameters()).device
         self.batch_size, self.max_batch_tokens = batch_size, max_batch_tokens
-        self.padding_side = padding_side or getattr(tokenizer, "padding_side", "right")
+        self.padding_side: str = padding_side or getattr(tokenizer, "padding_side", None) or "right"
         self.max_length = _max_length(model, tokenizer)
 
     @property
@@ -130,14 +130,17 @@ class TransformerSubject(Subject):
             bar.update(total - done)
         width = len(rows) // len(items)
         out = pooled_all[torch.from_numpy(rows)]
-        return out.view(len(items), width, len(sites), self.dim).transpose(1, 2).reshape(
-            len(items), len(sites), width * self.dim
+        return (
+            out.view(len(items), width, len(sites), self.dim)
+            .transpose(1, 2)
+            .reshape(len(items), len(sites), width * self.dim)
         )
 
 
 def _max_length(model: nn.Module, tokenizer: Any) -> int:
     limits = [getattr(tokenizer, "model_max_length", None)]
-    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else None
+    model_config: Any = model.config
+    config = model_config.get_text_config() if hasattr(model_config, "get_text_config") else None
     for key in ("max_position_embeddings", "n_positions"):
         limits.append(getattr(config, key, None))
     usable = [int(x) for x in limits if isinstance(x, int) and 0 < x < 1_000_000]

@@ -1,1 +1,1 @@
-"""lingprobe `suites`: research suites (edge probing, Holmes, curriculum NLI, CC) on `internals` and `probes`."""
+"""lingprobe `suites`: edge probing, Holmes, curriculum NLI and CC, on `internals` and `probes`."""

@@ -14,9 +14,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from internals.errors import LingprobeError
-
 import suites.commands
+from internals.errors import LingprobeError
 
 
 @dataclass(frozen=True)
@@ -31,13 +30,18 @@ def build_parser() -> argparse.ArgumentParser:
     """The full argument parser, with every registered command."""
     parser = argparse.ArgumentParser(
         prog="lingprobe",
-        description="Probe what language models know inside: layer-wise probes over suites of tasks.",
+        description="Probe what language models know inside: layer-wise probes over suites.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
     top = parser.add_subparsers(dest="command", metavar="COMMAND")
     run_parser = top.add_parser("run", help="run one suite on one or more models")
     run = run_parser.add_subparsers(dest="suite", metavar="SUITE")
-    run_parser.set_defaults(handler=lambda args: run_parser.print_help() or 2)
+
+    def run_without_suite(args: argparse.Namespace) -> int:
+        run_parser.print_help()
+        return 2
+
+    run_parser.set_defaults(handler=run_without_suite)
     parsers = CommandParsers(top, run)
     for module in pkgutil.iter_modules(suites.commands.__path__):
         importlib.import_module(f"suites.commands.{module.name}").register(parsers)
@@ -51,8 +55,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `lingprobe` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()

@@ -21,8 +21,11 @@ def shared_data(explicit: str | Path | None = None) -> Path:
         candidates.append(Path(os.environ["LINGPROBE_DATA"]))
     else:
         checkout = Path(__file__).resolve().parents[1]
-        candidates += [checkout.parent / "shared" / "data", Path.cwd().parent / "shared" / "data",
-                       Path.cwd() / "shared" / "data"]
+        candidates += [
+            checkout.parent / "shared" / "data",
+            Path.cwd().parent / "shared" / "data",
+            Path.cwd() / "shared" / "data",
+        ]
     for path in candidates:
         if path.is_dir():
             return path

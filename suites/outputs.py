@@ -36,6 +36,7 @@ def read_manifest(folder: str | Path) -> dict[str, Any]:
     path = Path(folder) / MANIFEST
     if not path.exists():
         raise FileNotFoundError(
-            f"{path} does not exist; point `lingprobe report` at a folder written by `lingprobe run`"
+            f"{path} does not exist; point `lingprobe report` at a folder that"
+            " `lingprobe run` wrote"
         )
     return json.loads(path.read_text())

@@ -8,8 +8,8 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import polars as pl  # noqa: E402
+import matplotlib.pyplot as plt
+import polars as pl
 
 
 def layer_curves(
@@ -32,8 +32,9 @@ def layer_curves(
         ax.plot(xs, ys, marker="o", ms=3, label=label)
         if error is not None:
             err = rows[error].fill_null(0).to_list()
-            ax.fill_between(xs, [a - b for a, b in zip(ys, err)], [a + b for a, b in zip(ys, err)],
-                            alpha=0.2)
+            ax.fill_between(
+                xs, [a - b for a, b in zip(ys, err)], [a + b for a, b in zip(ys, err)], alpha=0.2
+            )
     ax.set_xlabel(x)
     ax.set_ylabel(ylabel or y)
     ax.set_title(title)
@@ -58,9 +59,13 @@ def heatmap(
     col_keys = sorted(table[columns].unique().to_list())
     cell = {(r, c): v for r, c, v in table.select(rows, columns, value).iter_rows()}
     grid = [[cell.get((r, c), float("nan")) for c in col_keys] for r in row_keys]
-    fig, ax = plt.subplots(figsize=(max(4, 0.55 * len(col_keys) + 2), max(3, 0.4 * len(row_keys) + 1.5)))
+    fig, ax = plt.subplots(
+        figsize=(max(4, 0.55 * len(col_keys) + 2), max(3, 0.4 * len(row_keys) + 1.5))
+    )
     image = ax.imshow(grid, aspect="auto", cmap="viridis")
-    ax.set_xticks(range(len(col_keys)), [str(c) for c in col_keys], rotation=60, ha="right", fontsize=7)
+    ax.set_xticks(
+        range(len(col_keys)), [str(c) for c in col_keys], rotation=60, ha="right", fontsize=7
+    )
     ax.set_yticks(range(len(row_keys)), [str(r) for r in row_keys], fontsize=7)
     if len(row_keys) * len(col_keys) <= 400:
         for i, row in enumerate(grid):

@@ -14,9 +14,9 @@ import polars as pl
 import torch
 from torch import Tensor
 
-from internals import Site, Subject, sites as site_rules
+from internals import Site, Subject
+from internals import sites as site_rules
 from probes import ProbeGrid, ProbeResults, TrainConfig, fit_probes
-
 from suites.tasks import Task
 
 
@@ -43,7 +43,7 @@ class ProbeRun:
         )
 
     def table(self) -> pl.DataFrame:
-        """Long table: model, init, task, site_name, layer, seed, variant, mask, split, metric, value."""
+        """Long table: model, init, task, site_name, layer, seed, variant, mask, split, metric..."""
         return self._label(self.results.table())
 
     def summary(self) -> pl.DataFrame:
@@ -84,8 +84,10 @@ def probe_task(
 ) -> ProbeRun:
     """Extract (or take) features and train the whole probe grid on them in one optimisation."""
     chosen = tuple(sites) if sites is not None else tuple(site_rules.every_layer(subject))
-    feats = features if features is not None else task_features(
-        subject, task, chosen, pool=pool, store=store, progress=progress
+    feats = (
+        features
+        if features is not None
+        else task_features(subject, task, chosen, pool=pool, store=store, progress=progress)
     )
     results = fit_probes(
         feats,

@@ -72,7 +72,8 @@ def make_frame(rows: Sequence[dict[str, Any]], target_type: TargetType) -> pl.Da
                 "key": row.get("key") or span_key(row["text"], spans),
             }
         )
-    return pl.DataFrame(filled, schema={**SCHEMA, "label": label_type})
+    schema: dict[str, Any] = {**SCHEMA, "label": label_type}
+    return pl.DataFrame(filled, schema=schema)
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ class Task:
     @property
     def input_type(self) -> str:
         """`sentence`, `sentence pair`, `span` or `span pair` (Holmes task types)."""
-        n_spans = int(self.frame["spans"].list.len().max() or 0)
+        n_spans = int(self.frame["spans"].list.len().max() or 0)  # type: ignore[arg-type]
         paired = self.frame["text_pair"].is_not_null().any()
         if n_spans == 0:
             return "sentence pair" if paired else "sentence"
@@ -219,8 +220,10 @@ class Task:
                 f" {test.target_type} task {test.name!r}"
             )
         frame = pl.concat(
-            [train.frame.filter(pl.col("split") != "test"),
-             test.frame.with_columns(pl.lit("test").alias("split"))]
+            [
+                train.frame.filter(pl.col("split") != "test"),
+                test.frame.with_columns(pl.lit("test").alias("split")),
+            ]
         )
         labels = tuple(sorted(set(train.labels) | set(test.labels)))
         return replace(train, name=name or train.name, frame=frame, labels=labels)

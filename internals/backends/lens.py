@@ -40,7 +40,9 @@ class LensBackend:
 
     def __init__(self, bridge: Any, layout: ModelLayout) -> None:
         if layout.kind == "encoder-decoder":
-            raise SiteError("backend='lens' reads encoder-only and decoder-only models; use nnsight")
+            raise SiteError(
+                "backend='lens' reads encoder-only and decoder-only models; use nnsight"
+            )
         self.bridge = bridge
         self.part, self.layout = next(iter(layout.parts.items()))
 

@@ -6,8 +6,8 @@ tensor kept is the one being pooled; the trace stops after the last requested si
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import nnsight

@@ -1,9 +1,9 @@
 """`StaticSubject`: word vectors (GloVe, word2vec) as a one-site subject.
 
-Texts are split into words (`\\w+` runs, joined by inner hyphens/apostrophes, and single
+Texts are split into words (`\\w+` runs joined by inner hyphens/apostrophes, and single
 punctuation marks); a span takes the words that overlap it, looked up exactly, then lowercased.
-Out-of-vocabulary words follow `oov`: "zero" (a zero vector in the pooled average), "skip" (left out;
-a span of only unknown words is zero) or "error". Pooling reuses `pool_spans` over word vectors.
+Out-of-vocabulary words follow `oov`: "zero" (a zero vector in the pooled average), "skip" (left
+out; a span of only unknown words is zero) or "error". Pooling reuses `pool_spans` over words.
 """
 
 from __future__ import annotations
@@ -68,8 +68,9 @@ class StaticSubject(Subject):
             unknown = [w for w, r in zip(inside, ids) if r < 0]
             if unknown and self.oov == "error":
                 raise ItemError(
-                    index, f"{field} words {unknown[:5]} are not in {self.name}; use oov='zero'"
-                    " or oov='skip' to pool around them"
+                    index,
+                    f"{field} words {unknown[:5]} are not in {self.name}; use oov='zero'"
+                    " or oov='skip' to pool around them",
                 )
             self.oov_report["words"] += len(ids)
             self.oov_report["oov"] += len(unknown)
@@ -98,7 +99,11 @@ class StaticSubject(Subject):
         lengths = torch.tensor([len(s) for s in segments], dtype=torch.long)
         pooled = pool_spans(hidden, TokenSegments(torch.arange(len(flat)), lengths), pool)
         if self.oov_report["oov"]:
-            log.info("%s: %d of %d words out of vocabulary", self.name, self.oov_report["oov"],
-                     self.oov_report["words"])
+            log.info(
+                "%s: %d of %d words out of vocabulary",
+                self.name,
+                self.oov_report["oov"],
+                self.oov_report["words"],
+            )
         width = len(segments) // len(items)
         return pooled.view(len(items), 1, width * self.dim).expand(-1, len(sites), -1).clone()

@@ -256,7 +256,8 @@ def _report_syntax(folder: Path) -> None:
         "model", "init", "feature", maintain_order=True
     ):
         curve = " ".join(f"{a:.3f}" for a in rows["accuracy"])
-        print(f"  {model} ({init}), D_{feature}, layers 0..{rows['layer'].max()}: {curve}")
+        top = rows["layer"].max()
+        print(f"  {model!s} ({init!s}), D_{feature!s}, layers 0..{top!s}: {curve}")
 
 
 def _report_semantics(folder: Path) -> None:

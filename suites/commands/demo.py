@@ -14,14 +14,13 @@ from pathlib import Path
 from internals import load_subject
 from internals import sites as site_rules
 from internals.packaged import MINILM
-
 from suites.commands.edge import add_probe_options, config_from
 from suites.data_paths import data_file, shared_data
-from suites.edge.conllu import read_conllu
+from suites.edge.conllu import ConlluTask, read_conllu
 from suites.edge.experiment import run_edge
 from suites.edge.report import render, save_unit
 
-TASKS = ("upos", "deprel")
+TASKS: tuple[ConlluTask, ...] = ("upos", "deprel")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,30 +32,38 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     print(f"lingprobe demo: {MINILM} (pretrained and random twin) on UD English EWT")
     print(f"  data: {root}")
-    print(f"  subsample: the first {args.train_sentences} train sentences and the first"
-          f" {args.test_sentences} dev sentences (the test set); pass --train-sentences /"
-          " --test-sentences to change it")
+    print(
+        f"  subsample: the first {args.train_sentences} train sentences and the first"
+        f" {args.test_sentences} dev sentences (the test set); pass --train-sentences /"
+        " --test-sentences to change it"
+    )
     subjects = [load_subject(MINILM, init=init) for init in ("pretrained", "random")]
     chosen = site_rules.select(subjects[0], args.layers)
     config = config_from(args)
     for task in TASKS:
         train = read_conllu(train_path, task, split="train", limit_sentences=args.train_sentences)
         test = read_conllu(test_path, task, split="test", limit_sentences=args.test_sentences)
-        print(f"  {task}: {len(train)} train items, {len(test)} test items,"
-              f" {len(chosen)} sites x {len(config.seeds)} seeds x"
-              f" {'task+control' if config.control else 'task'}")
-        results = run_edge(subjects, train, test, chosen, config, store=args.store,
-                           progress=not args.quiet)
+        print(
+            f"  {task}: {len(train)} train items, {len(test)} test items,"
+            f" {len(chosen)} sites x {len(config.seeds)} seeds x"
+            f" {'task+control' if config.control else 'task'}"
+        )
+        results = run_edge(
+            subjects, train, test, chosen, config, store=args.store, progress=not args.quiet
+        )
         save_unit(results, out, config.legacy_keys)
     render(out)
-    print(f"\nwrote parquet tables and PNG plots to {out}/ in {time.perf_counter() - started:.0f} s")
+    print(
+        f"\nwrote parquet tables and PNG plots to {out}/ in {time.perf_counter() - started:.0f} s"
+    )
     return 0
 
 
 def register(parsers) -> None:
     """Add `lingprobe demo`."""
-    p = parsers.top.add_parser("demo", help="the embedded end-to-end job (MiniLM on UD EWT)",
-                               description=__doc__)
+    p = parsers.top.add_parser(
+        "demo", help="the embedded end-to-end job (MiniLM on UD EWT)", description=__doc__
+    )
     p.add_argument("--out", default="lingprobe-out/demo", help="output folder")
     p.add_argument("--data", default=None, help="shared data folder (default: ../shared/data)")
     p.add_argument("--train-sentences", type=int, default=1500)

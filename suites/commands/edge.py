@@ -7,7 +7,6 @@ from pathlib import Path
 
 from internals import load_subject
 from internals import sites as site_rules
-
 from suites.edge.conllu import read_conllu
 from suites.edge.experiment import EdgeConfig, run_edge
 from suites.edge.jiant import read_jiant
@@ -39,16 +38,24 @@ def add_probe_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=int, default=3, help="probe seeds (paper: 3)")
     parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--no-control", action="store_true", help="skip the control task")
-    parser.add_argument("--legacy-keys", action="store_true",
-                        help="heuristic keys as in the authors' code (see docs)")
+    parser.add_argument(
+        "--legacy-keys",
+        action="store_true",
+        help="heuristic keys as in the authors' code (see docs)",
+    )
     parser.add_argument("--store", default=None, help="activation store folder (cache)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
 def config_from(args: argparse.Namespace) -> EdgeConfig:
     """`EdgeConfig` from parsed options."""
-    return EdgeConfig(probe=args.probe, seeds=tuple(range(args.seeds)), control=not args.no_control,
-                      epochs=args.epochs, legacy_keys=args.legacy_keys)
+    return EdgeConfig(
+        probe=args.probe,
+        seeds=tuple(range(args.seeds)),
+        control=not args.no_control,
+        epochs=args.epochs,
+        legacy_keys=args.legacy_keys,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,8 +64,9 @@ def run(args: argparse.Namespace) -> int:
     test = read_task(args.task, args.test, "test", args.limit_sentences)
     subjects = [load_subject(args.model, init=init.strip()) for init in args.init.split(",")]
     chosen = site_rules.select(subjects[0], args.layers)
-    results = run_edge(subjects, train, test, chosen, config_from(args), store=args.store,
-                       progress=not args.quiet)
+    results = run_edge(
+        subjects, train, test, chosen, config_from(args), store=args.store, progress=not args.quiet
+    )
     out = Path(args.out)
     save_unit(results, out, args.legacy_keys)
     render(out)
@@ -73,12 +81,18 @@ def report(out: Path) -> None:
 
 def register(parsers) -> None:
     """Add `lingprobe run edge`."""
-    p = parsers.run.add_parser("edge", help="edge probing with annotation-artifact filters",
-                               description="Edge probing: probes on original and heuristically"
-                               " filtered test sets, pretrained vs random encoders.")
+    p = parsers.run.add_parser(
+        "edge",
+        help="edge probing with annotation-artifact filters",
+        description="Edge probing: probes on original and heuristically"
+        " filtered test sets, pretrained vs random encoders.",
+    )
     p.add_argument("--model", default="sentence-transformers/all-MiniLM-L6-v2")
-    p.add_argument("--init", default="pretrained,random",
-                   help="pretrained, random, or both comma-separated (default: both)")
+    p.add_argument(
+        "--init",
+        default="pretrained,random",
+        help="pretrained, random, or both comma-separated (default: both)",
+    )
     p.add_argument("--task", default="conllu:upos", help=TASK_HELP)
     p.add_argument("--train", required=True, help="training file")
     p.add_argument("--test", required=True, help="test file")

@@ -167,26 +167,58 @@ def read_conllu(
             for word in sentence.words:
                 label = word.upos if task == "upos" else word.xpos
                 if label != "_":
-                    rows.append({"text": sentence.text, "spans": [(word.start, word.end)],
-                                 "label": label, "split": which})
+                    rows.append(
+                        {
+                            "text": sentence.text,
+                            "spans": [(word.start, word.end)],
+                            "label": label,
+                            "split": which,
+                        }
+                    )
             continue
         arcs = [(by_index[w.head], w) for w in sentence.words if w.head in by_index]
         if task == "deprel":
             for head, dep in arcs:
-                rows.append({"text": sentence.text, "label": dep.deprel, "split": which,
-                             "spans": [(head.start, head.end), (dep.start, dep.end)]})
+                rows.append(
+                    {
+                        "text": sentence.text,
+                        "label": dep.deprel,
+                        "split": which,
+                        "spans": [(head.start, head.end), (dep.start, dep.end)],
+                    }
+                )
             continue
         linked = {(h.index, d.index) for h, d in arcs}
         for head, dep in arcs:
-            rows.append({"text": sentence.text, "label": "arc", "split": which,
-                         "spans": [(head.start, head.end), (dep.start, dep.end)]})
-        pool = [(a, b) for a in sentence.words for b in sentence.words
-                if a.index != b.index and (a.index, b.index) not in linked]
+            rows.append(
+                {
+                    "text": sentence.text,
+                    "label": "arc",
+                    "split": which,
+                    "spans": [(head.start, head.end), (dep.start, dep.end)],
+                }
+            )
+        pool = [
+            (a, b)
+            for a in sentence.words
+            for b in sentence.words
+            if a.index != b.index and (a.index, b.index) not in linked
+        ]
         for head, dep in rng.sample(pool, min(len(arcs), len(pool))):
-            rows.append({"text": sentence.text, "label": "none", "split": which,
-                         "spans": [(head.start, head.end), (dep.start, dep.end)]})
+            rows.append(
+                {
+                    "text": sentence.text,
+                    "label": "none",
+                    "split": which,
+                    "spans": [(head.start, head.end), (dep.start, dep.end)],
+                }
+            )
     phenomenon, kind = PHENOMENA[task]
     return Task(
-        f"{path.stem}:{task}", make_frame(rows, "class"), "class",
-        phenomenon=phenomenon, phenomenon_type=kind, metadata={"source": str(path), "task": task},
+        f"{path.stem}:{task}",
+        make_frame(rows, "class"),
+        "class",
+        phenomenon=phenomenon,
+        phenomenon_type=kind,
+        metadata={"source": str(path), "task": task},
     )

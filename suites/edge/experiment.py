@@ -20,7 +20,6 @@ from torch import Tensor
 
 from internals import Site, Subject
 from probes import ProbeGrid, TrainConfig, classification_metrics, multilabel_metrics
-
 from suites.edge.heuristics import HEURISTICS, classify, heuristics
 from suites.probing import probe_task, task_features
 from suites.tasks import Task
@@ -86,7 +85,7 @@ def prepare(train: Task, test: Task, config: EdgeConfig) -> Task:
 
 def _balance_test(task: Task, seed: int) -> Task:
     test = task.split("test")
-    smallest = int(test.group_by("label").len()["len"].min() or 0)
+    smallest = int(test.group_by("label").len()["len"].min() or 0)  # type: ignore[arg-type]
     balanced = pl.concat(
         group.sample(n=smallest, seed=seed, shuffle=True)
         for _, group in test.group_by("label", maintain_order=True)
@@ -115,8 +114,15 @@ def score_subject(
     feats = task_features(subject, task, sites, store=store, progress=progress)
     if config.pair_pooling == "mean":
         feats = _pair_mean(feats, subject.dim)
-    run = probe_task(subject, task, sites, grid=config.grid(), config=config.train_config(),
-                     features=feats, progress=progress)
+    run = probe_task(
+        subject,
+        task,
+        sites,
+        grid=config.grid(),
+        config=config.train_config(),
+        features=feats,
+        progress=progress,
+    )
     test_rows = torch.nonzero(task.splits == 2).squeeze(1)
     predictions = run.results.predict(feats[test_rows])
     truth = task.targets[test_rows]
@@ -134,20 +140,38 @@ def score_subject(
                 predictions, truth.expand(predictions.shape[0], -1), task.num_classes, include
             )
             metric, values = "accuracy", scores["accuracy"]
-        rows.append(probes.with_columns(
-            test_set=pl.lit(name), metric=pl.lit(metric), value=pl.Series(values.tolist()),
-            n_items=pl.lit(int(keep.sum())),
-        ))
+        rows.append(
+            probes.with_columns(
+                test_set=pl.lit(name),
+                metric=pl.lit(metric),
+                value=pl.Series(values.tolist()),
+                n_items=pl.lit(int(keep.sum())),
+            )
+        )
     sites_used = run.sites
-    names = pl.DataFrame({"site": list(range(len(sites_used))),
-                          "site_name": [s.name for s in sites_used],
-                          "layer": [s.layer for s in sites_used]})
+    names = pl.DataFrame(
+        {
+            "site": list(range(len(sites_used))),
+            "site_name": [s.name for s in sites_used],
+            "layer": [s.layer for s in sites_used],
+        }
+    )
     return (
         pl.concat(rows)
         .join(names, on="site")
         .with_columns(model=pl.lit(subject.name), init=pl.lit(subject.init))
-        .select("model", "init", "site_name", "layer", "seed", "variant", "test_set", "metric",
-                "value", "n_items")
+        .select(
+            "model",
+            "init",
+            "site_name",
+            "layer",
+            "seed",
+            "variant",
+            "test_set",
+            "metric",
+            "value",
+            "n_items",
+        )
     )
 
 
@@ -166,10 +190,12 @@ def run_edge(
     task = prepare(train, test, config)
     train_part = task.with_frame(task.frame.filter(pl.col("split") != "test"))
     test_part = task.with_frame(task.split("test"))
-    table = heuristics(train_part, test_part, seed=config.heuristic_seed,
-                       legacy_keys=config.legacy_keys).with_columns(task=pl.lit(task.name))
-    marked = classify(train_part, test_part, seed=config.heuristic_seed,
-                      legacy_keys=config.legacy_keys)
+    table = heuristics(
+        train_part, test_part, seed=config.heuristic_seed, legacy_keys=config.legacy_keys
+    ).with_columns(task=pl.lit(task.name))
+    marked = classify(
+        train_part, test_part, seed=config.heuristic_seed, legacy_keys=config.legacy_keys
+    )
     scores = pl.concat(
         score_subject(s, task, marked, sites, config, store=store, progress=progress).with_columns(
             task=pl.lit(task.name)
@@ -193,9 +219,14 @@ def drop_table(scores: pl.DataFrame) -> pl.DataFrame:
             filtered=pl.col("value"),
             drop_pct=(pl.col("original") - pl.col("value")) * 100 / pl.col("original"),
         )
-        .select(*keys, heuristic="test_set", original="original", filtered="filtered",
-                drop_pct="drop_pct")
-        .sort(keys + ["heuristic"])
+        .select(
+            *keys,
+            heuristic="test_set",
+            original="original",
+            filtered="filtered",
+            drop_pct="drop_pct",
+        )
+        .sort([*keys, "heuristic"])
     )
 
 

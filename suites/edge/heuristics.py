@@ -87,7 +87,9 @@ def classify(train: Task, test: Task, *, seed: int = 0, legacy_keys: bool = Fals
         result["mem_freq"].append(hit)
         options = seen.get(_key(texts, "mem_uniform", legacy_keys))
         result["mem_uniform"].append(
-            bool(options) and options[int(uniform_rng.integers(len(options)))] == label
+            options is not None
+            and len(options) > 0
+            and options[int(uniform_rng.integers(len(options)))] == label
         )
     return test.frame.with_columns(pl.Series(name, values) for name, values in result.items())
 

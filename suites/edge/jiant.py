@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from suites.tasks import Task, TaskError, make_frame
+from suites.tasks import TargetType, Task, TaskError, make_frame
 
 
 def _char_offsets(text: str) -> list[tuple[int, int]]:
@@ -40,7 +40,9 @@ def read_jiant(path: str | Path, *, split: str | None = None, name: str | None =
             record = json.loads(line)
             text, targets = record["text"], record["targets"]
         except (json.JSONDecodeError, KeyError) as error:
-            raise TaskError(f"{path}:{number}: not a jiant record with text and targets ({error})")
+            raise TaskError(
+                f"{path}:{number}: not a jiant record with text and targets ({error})"
+            ) from error
         which = split or record.get("info", {}).get("split", "train")
         which = {"val": "dev", "validation": "dev"}.get(which, which)
         tokens = _char_offsets(text)
@@ -54,7 +56,13 @@ def read_jiant(path: str | Path, *, split: str | None = None, name: str | None =
             spans = [_span(tokens, target["span1"], path, number)]
             if "span2" in target:
                 spans.append(_span(tokens, target["span2"], path, number))
-            rows.append({"text": text, "spans": spans, "split": which,
-                         "label": sorted(label) if is_list else str(label)})
-    kind = "multilabel" if multilabel else "class"
+            rows.append(
+                {
+                    "text": text,
+                    "spans": spans,
+                    "split": which,
+                    "label": sorted(label) if is_list else str(label),
+                }
+            )
+    kind: TargetType = "multilabel" if multilabel else "class"
     return Task(name or path.stem, make_frame(rows, kind), kind, metadata={"source": str(path)})

@@ -25,8 +25,10 @@ def save_unit(results: EdgeResults, out: Path, legacy_keys: bool) -> None:
         write_table(rows, units / f"{unit_name(str(model), str(init), str(task))}.{SCORES}")
     task_name = str(results.meta["task"])
     stem = unit_name("data", "legacy" if legacy_keys else "correct", task_name)
-    write_table(results.heuristics.with_columns(legacy_keys=pl.lit(legacy_keys)),
-                units / f"{stem}.{HEURISTICS}")
+    write_table(
+        results.heuristics.with_columns(legacy_keys=pl.lit(legacy_keys)),
+        units / f"{stem}.{HEURISTICS}",
+    )
     write_manifest(out, "edge", task=task_name)
 
 
@@ -37,8 +39,10 @@ def load_tables(out: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     tables = sorted(units.glob(f"*.{HEURISTICS}"))
     if not scores:
         raise FileNotFoundError(f"{units} holds no edge scores; run `lingprobe run edge` first")
-    return (pl.concat([pl.read_parquet(p) for p in scores], how="diagonal"),
-            pl.concat([pl.read_parquet(p) for p in tables], how="diagonal"))
+    return (
+        pl.concat([pl.read_parquet(p) for p in scores], how="diagonal"),
+        pl.concat([pl.read_parquet(p) for p in tables], how="diagonal"),
+    )
 
 
 def render(out: Path, *, echo: bool = True) -> dict[str, pl.DataFrame]:
@@ -73,8 +77,11 @@ def _plots(scores: pl.DataFrame, out: Path) -> None:
             (pl.col("value").std().fill_null(0) * 100).alias("std"),
         )
         layer_curves(
-            mean, out / "plots" / f"{str(task).replace('/', '_').replace(':', '-')}.png",
-            line=["model", "init", "test_set"], error="std", ylabel="accuracy (%)",
+            mean,
+            out / "plots" / f"{str(task).replace('/', '_').replace(':', '-')}.png",
+            line=["model", "init", "test_set"],
+            error="std",
+            ylabel="accuracy (%)",
             title=f"{task}: pretrained vs random, original vs Mem-Exact-filtered",
         )
 
@@ -86,7 +93,10 @@ def _print(tables: dict[str, pl.DataFrame]) -> None:
         drops = tables["drops"]
         last = drops.group_by("task", "model", "init").agg(pl.col("layer").max())
         print("\nDrop %Δ on filtered test sets at the last layer — paper Tables 3-4")
-        print(drops.join(last, on=["task", "model", "init", "layer"]).select(
-            "task", "init", "heuristic", "original", "filtered", "drop_pct"))
+        print(
+            drops.join(last, on=["task", "model", "init", "layer"]).select(
+                "task", "init", "heuristic", "original", "filtered", "drop_pct"
+            )
+        )
         print("\nAccuracy (%) on the Mem-Exact-filtered test set, per layer — paper Tables 5-6")
         print(tables["pretrained_vs_random"])

@@ -11,7 +11,10 @@ TAG = re.compile(r"</?e[12]>")
 
 
 def _untag(marked: str, path: Path, line: int) -> tuple[str, list[tuple[int, int]]]:
-    text, spans, open_at, cursor = [], {}, {}, 0
+    text: list[str] = []
+    spans: dict[str, tuple[int, int]] = {}
+    open_at: dict[str, int] = {}
+    cursor = 0
     position = 0
     for match in TAG.finditer(marked):
         chunk = marked[cursor : match.start()]
@@ -45,7 +48,7 @@ def read_semeval(path: str | Path, *, split: str | None = None) -> Task:
             continue
         if "\t" not in line or number + 1 >= len(lines):
             raise TaskError(
-                f"{path}:{number + 1}: expected `id<TAB>\"sentence\"` followed by a relation line"
+                f'{path}:{number + 1}: expected `id<TAB>"sentence"` followed by a relation line'
             )
         marked = line.split("\t", 1)[1].strip().strip('"')
         text, spans = _untag(marked, path, number + 1)
@@ -57,7 +60,10 @@ def read_semeval(path: str | Path, *, split: str | None = None) -> Task:
         while number < len(lines) and lines[number].startswith("Comment"):
             number += 1
     return Task(
-        f"semeval2010:{which}", make_frame(rows, "class"), "class",
-        phenomenon="relation classification", phenomenon_type="semantics",
+        f"semeval2010:{which}",
+        make_frame(rows, "class"),
+        "class",
+        phenomenon="relation classification",
+        phenomenon_type="semantics",
         metadata={"source": str(path)},
     )

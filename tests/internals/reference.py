@@ -14,7 +14,9 @@ def naive_token_lists(tokenizer, text: str, spans) -> tuple[list[int], list[list
     out = []
     for start, end in wanted:
         chosen = []
-        for t, ((a, b), special) in enumerate(zip(enc["offset_mapping"], enc["special_tokens_mask"])):
+        for t, ((a, b), special) in enumerate(
+            zip(enc["offset_mapping"], enc["special_tokens_mask"])
+        ):
             if special:
                 continue
             while a < b and text[a].isspace():
@@ -51,8 +53,12 @@ def naive_features(model, tokenizer, items: list[SpanItem], kind: str, how: str 
                 for tokens in token_lists:
                     vecs = torch.stack([hidden[0, t + shift] for t in tokens])
                     pooled.append(
-                        {"mean": vecs.mean(0), "max": vecs.max(0).values, "first": vecs[0],
-                         "last": vecs[-1]}[how]
+                        {
+                            "mean": vecs.mean(0),
+                            "max": vecs.max(0).values,
+                            "first": vecs[0],
+                            "last": vecs[-1],
+                        }[how]
                     )
                 site_vectors.append(torch.cat(pooled))
             per_part.append(torch.stack(site_vectors))

@@ -43,7 +43,9 @@ def trimmed_ranges(tokenizer, text):
 
 
 @pytest.mark.parametrize("tokenizer_name", TOKENIZERS)
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(sample=texts())
 def test_each_word_covers_exactly_its_characters(request, tokenizer_name, sample):
     tokenizer = request.getfixturevalue(tokenizer_name)
@@ -71,7 +73,9 @@ def test_whole_text_takes_every_non_special_token(minilm_tokenizer):
 def test_leading_space_tokens_are_trimmed(bpe_tokenizer):
     text = "Hi  there"
     (encoded,) = encode_texts(bpe_tokenizer, [text], [((4, 9),)], [0], ["text"], max_length=None)
-    tokens = bpe_tokenizer.convert_ids_to_tokens([encoded.input_ids[p] for p in encoded.segments[0]])
+    tokens = bpe_tokenizer.convert_ids_to_tokens(
+        [encoded.input_ids[p] for p in encoded.segments[0]]
+    )
     assert tokens == ["Ġthere"]
 
 

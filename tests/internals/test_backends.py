@@ -21,26 +21,40 @@ def test_lens_equals_nnsight_on_minilm(minilm):
     assert lens.backend.name == "lens" and minilm.backend.name == "nnsight"
     every = sites.every_layer(minilm)
     torch.testing.assert_close(
-        lens.features(ITEMS, every, progress=False), minilm.features(ITEMS, every, progress=False),
-        rtol=1e-4, atol=1e-5,
+        lens.features(ITEMS, every, progress=False),
+        minilm.features(ITEMS, every, progress=False),
+        rtol=1e-4,
+        atol=1e-5,
     )
-    extra = lens.features(ITEMS, [Site("encoder", 2, "attn_out"), Site("encoder", 2, "mlp_out")],
-                          progress=False)
+    extra = lens.features(
+        ITEMS, [Site("encoder", 2, "attn_out"), Site("encoder", 2, "mlp_out")], progress=False
+    )
     assert extra.shape == (3, 2, 384) and not torch.allclose(extra[:, 0], extra[:, 1])
 
 
 def test_lens_equals_nnsight_on_random_llama(bpe_tokenizer):
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    config = LlamaConfig(num_hidden_layers=2, hidden_size=64, intermediate_size=128,
-                         num_attention_heads=4, num_key_value_heads=2,
-                         vocab_size=len(bpe_tokenizer), bos_token_id=1, eos_token_id=2)
+    config = LlamaConfig(
+        num_hidden_layers=2,
+        hidden_size=64,
+        intermediate_size=128,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=len(bpe_tokenizer),
+        bos_token_id=1,
+        eos_token_id=2,
+    )
     model = LlamaForCausalLM(config).eval()
     sight = load_subject(model, tokenizer=bpe_tokenizer)
     lens = load_subject(model, tokenizer=bpe_tokenizer, backend="lens")
     every = sites.every_layer(sight)
-    torch.testing.assert_close(lens.features(ITEMS, every, progress=False),
-                               sight.features(ITEMS, every, progress=False), rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(
+        lens.features(ITEMS, every, progress=False),
+        sight.features(ITEMS, every, progress=False),
+        rtol=1e-4,
+        atol=1e-5,
+    )
 
 
 def test_site_helpers(minilm):

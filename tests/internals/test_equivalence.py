@@ -1,4 +1,4 @@
-"""`features` equals a plain HF forward (`output_hidden_states`) plus a per-span loop, every site."""
+"""`features` equals a plain HF forward (`output_hidden_states`) and a per-span loop, all sites."""
 
 from __future__ import annotations
 
@@ -72,8 +72,15 @@ def test_smollm2_real_smoke(smollm2_dir):
 def random_gpt2(bpe_tokenizer):
     from transformers import GPT2Config, GPT2Model
 
-    config = GPT2Config(n_layer=3, n_embd=64, n_head=4, vocab_size=len(bpe_tokenizer),
-                        n_positions=256, bos_token_id=1, eos_token_id=2)
+    config = GPT2Config(
+        n_layer=3,
+        n_embd=64,
+        n_head=4,
+        vocab_size=len(bpe_tokenizer),
+        n_positions=256,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
     return GPT2Model(config).eval()
 
 
@@ -88,8 +95,13 @@ def test_random_gpt2_decoder_both_padding_sides(random_gpt2, bpe_tokenizer, side
 def test_random_bert(minilm_tokenizer):
     from transformers import BertConfig, BertModel
 
-    config = BertConfig(num_hidden_layers=3, hidden_size=64, intermediate_size=128,
-                        num_attention_heads=4, vocab_size=minilm_tokenizer.vocab_size)
+    config = BertConfig(
+        num_hidden_layers=3,
+        hidden_size=64,
+        intermediate_size=128,
+        num_attention_heads=4,
+        vocab_size=minilm_tokenizer.vocab_size,
+    )
     subject = load_subject(BertModel(config).eval(), tokenizer=minilm_tokenizer, batch_size=3)
     assert subject.kind == "encoder"
     check(subject, ITEMS)
@@ -99,9 +111,18 @@ def test_random_bert(minilm_tokenizer):
 def test_random_t5_encoder_and_decoder_sites(sentencepiece_tokenizer):
     from transformers import T5Config, T5Model
 
-    config = T5Config(num_layers=2, num_decoder_layers=3, d_model=64, d_ff=128, num_heads=4,
-                      d_kv=16, vocab_size=len(sentencepiece_tokenizer), decoder_start_token_id=0,
-                      pad_token_id=0, eos_token_id=1)
+    config = T5Config(
+        num_layers=2,
+        num_decoder_layers=3,
+        d_model=64,
+        d_ff=128,
+        num_heads=4,
+        d_kv=16,
+        vocab_size=len(sentencepiece_tokenizer),
+        decoder_start_token_id=0,
+        pad_token_id=0,
+        eos_token_id=1,
+    )
     subject = load_subject(T5Model(config).eval(), tokenizer=sentencepiece_tokenizer, batch_size=3)
     assert subject.part_layers == {"encoder": 2, "decoder": 3}
     every = sites.every_layer(subject)

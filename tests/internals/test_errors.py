@@ -43,7 +43,9 @@ def test_no_items(minilm):
 
 
 def test_unknown_sites(minilm):
-    with pytest.raises(SiteError, match=r"encoder.9: layer 9 does not exist; encoder has layers 0..6"):
+    with pytest.raises(
+        SiteError, match=r"encoder.9: layer 9 does not exist; encoder has layers 0..6"
+    ):
         minilm.features([GOOD], [Site("encoder", 9)], progress=False)
     with pytest.raises(SiteError, match="unknown part 'decoder'"):
         minilm.features([GOOD], [Site("decoder", 1)], progress=False)

@@ -14,8 +14,11 @@ def loop_pool(hidden, ranges, how):
     out = []
     for b, s, e in ranges.tolist():
         vecs = hidden[b, s:e]
-        out.append({"mean": vecs.mean(0), "max": vecs.max(0).values, "first": vecs[0],
-                    "last": vecs[-1]}[how])
+        out.append(
+            {"mean": vecs.mean(0), "max": vecs.max(0).values, "first": vecs[0], "last": vecs[-1]}[
+                how
+            ]
+        )
     return torch.stack(out)
 
 

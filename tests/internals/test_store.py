@@ -7,7 +7,9 @@ import torch
 
 from internals import SpanItem, sites
 
-ITEMS = [SpanItem(f"Sentence number {i} talks about item {i * 7}.", spans=((0, 8),)) for i in range(9)]
+ITEMS = [
+    SpanItem(f"Sentence number {i} talks about item {i * 7}.", spans=((0, 8),)) for i in range(9)
+]
 
 
 class CountingCompute:
@@ -34,8 +36,9 @@ def counted(minilm, monkeypatch):
 
 
 def run(subject, store, **kwargs):
-    return subject.features(ITEMS, sites.every_layer(subject), store=store, shard_size=2,
-                            progress=False, **kwargs)
+    return subject.features(
+        ITEMS, sites.every_layer(subject), store=store, shard_size=2, progress=False, **kwargs
+    )
 
 
 def test_interrupted_then_resumed_equals_uninterrupted(minilm, counted, tmp_path):
@@ -67,8 +70,9 @@ def test_truncated_shard_is_recomputed(minilm, counted, tmp_path):
 def test_new_sites_compute_only_what_is_missing(minilm, counted, tmp_path):
     minilm.features(ITEMS, sites.last(minilm), store=tmp_path, shard_size=4, progress=False)
     counter = counted()
-    both = minilm.features(ITEMS, sites.every_layer(minilm), store=tmp_path, shard_size=4,
-                           progress=False)
+    both = minilm.features(
+        ITEMS, sites.every_layer(minilm), store=tmp_path, shard_size=4, progress=False
+    )
     assert counter.calls == 3
     torch.testing.assert_close(both, minilm.features(ITEMS, progress=False), rtol=1e-5, atol=1e-5)
 

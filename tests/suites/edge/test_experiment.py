@@ -26,26 +26,42 @@ def test_pretrained_minilm_beats_its_random_twin_on_upos(minilm, ewt):
     config = EdgeConfig(seeds=(0, 1), epochs=10, control=True)
     results = run_edge([minilm, twin], train, test, sites.last(minilm), config, progress=False)
     versus = results.pretrained_vs_random("original").row(0, named=True)
-    print(f"\nUPOS accuracy, last layer, original test: pretrained {versus['pretrained']:.1f}%,"
-          f" random {versus['random']:.1f}%")
+    print(
+        f"\nUPOS accuracy, last layer, original test: pretrained {versus['pretrained']:.1f}%,"
+        f" random {versus['random']:.1f}%"
+    )
     assert versus["pretrained"] >= versus["random"] + 20
     table = results.heuristics
     assert table["heuristic"].to_list() == ["mem_exact", "mem_freq", "mem_uniform"]
     assert set(results.scores["variant"].unique()) == {"task", "control"}
-    assert set(results.scores["test_set"].unique()) == {"original", "mem_exact", "mem_freq",
-                                                        "mem_uniform"}
+    assert set(results.scores["test_set"].unique()) == {
+        "original",
+        "mem_exact",
+        "mem_freq",
+        "mem_uniform",
+    }
 
 
 def test_drop_formula_and_pivot():
-    scores = pl.DataFrame({
-        "task": ["t"] * 4, "model": ["m"] * 4, "init": ["pretrained", "pretrained", "random",
-                                                          "random"],
-        "site_name": ["encoder.6"] * 4, "layer": [6] * 4, "seed": [0] * 4, "variant": ["task"] * 4,
-        "test_set": ["original", "mem_exact"] * 2, "metric": ["accuracy"] * 4,
-        "value": [0.80, 0.60, 0.50, 0.20], "n_items": [10] * 4,
-    })
+    scores = pl.DataFrame(
+        {
+            "task": ["t"] * 4,
+            "model": ["m"] * 4,
+            "init": ["pretrained", "pretrained", "random", "random"],
+            "site_name": ["encoder.6"] * 4,
+            "layer": [6] * 4,
+            "seed": [0] * 4,
+            "variant": ["task"] * 4,
+            "test_set": ["original", "mem_exact"] * 2,
+            "metric": ["accuracy"] * 4,
+            "value": [0.80, 0.60, 0.50, 0.20],
+            "n_items": [10] * 4,
+        }
+    )
     drops = drop_table(scores).sort("init")
-    assert drops["drop_pct"].to_list() == pytest.approx([25.0, 60.0])  # (80-60)*100/80, (50-20)*100/50
+    assert drops["drop_pct"].to_list() == pytest.approx(
+        [25.0, 60.0]
+    )  # (80-60)*100/80, (50-20)*100/50
     versus = pretrained_vs_random(scores).row(0, named=True)
     assert versus["pretrained"] == pytest.approx(60.0) and versus["random"] == pytest.approx(20.0)
 
@@ -62,9 +78,27 @@ def tiny_conllu(tmp_path_factory, shared_data):
 @pytest.mark.slow
 def test_cli_run_edge_and_report(tiny_conllu, tmp_path, capsys):
     out = tmp_path / "out"
-    args = ["run", "edge", "--model", "minilm", "--task", "conllu:deprel", "--train",
-            str(tiny_conllu / "train.conllu"), "--test", str(tiny_conllu / "test.conllu"),
-            "--layers", "0,6", "--seeds", "1", "--epochs", "2", "--out", str(out), "--quiet"]
+    args = [
+        "run",
+        "edge",
+        "--model",
+        "minilm",
+        "--task",
+        "conllu:deprel",
+        "--train",
+        str(tiny_conllu / "train.conllu"),
+        "--test",
+        str(tiny_conllu / "test.conllu"),
+        "--layers",
+        "0,6",
+        "--seeds",
+        "1",
+        "--epochs",
+        "2",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     assert main(args) == 0
     for name in ("heuristics", "drops", "pretrained_vs_random", "all_scores"):
         assert (out / f"{name}.parquet").exists()
@@ -89,9 +123,26 @@ def test_cli_errors_are_one_line_with_exit_code_2(tiny_conllu, tmp_path, capsys)
 @pytest.mark.slow
 def test_demo_runs_on_the_shared_data(shared_data, tmp_path, capsys):
     out = tmp_path / "demo"
-    code = main(["demo", "--out", str(out), "--data", str(shared_data), "--train-sentences", "40",
-                 "--test-sentences", "15", "--seeds", "1", "--epochs", "2", "--layers", "0,6",
-                 "--quiet"])
+    code = main(
+        [
+            "demo",
+            "--out",
+            str(out),
+            "--data",
+            str(shared_data),
+            "--train-sentences",
+            "40",
+            "--test-sentences",
+            "15",
+            "--seeds",
+            "1",
+            "--epochs",
+            "2",
+            "--layers",
+            "0,6",
+            "--quiet",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "subsample" in printed and "paper Tables 5-6" in printed

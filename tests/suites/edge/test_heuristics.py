@@ -12,24 +12,47 @@ from suites.tasks import Task, make_frame
 def span_task(name, rows, split, kind="class"):
     """rows: (word, label) -> one item per word, span = the word in 'x WORD y'."""
     frame = make_frame(
-        [{"text": f"x {w} y", "spans": [(2, 2 + len(w))], "label": y, "split": split}
-         for w, y in rows], kind)
+        [
+            {"text": f"x {w} y", "spans": [(2, 2 + len(w))], "label": y, "split": split}
+            for w, y in rows
+        ],
+        kind,
+    )
     return Task(name, frame, kind)
 
 
 def pair_task(name, rows, split):
     frame = make_frame(
-        [{"text": f"{a} and {b}", "spans": [(0, len(a)), (len(a) + 5, len(a) + 5 + len(b))],
-          "label": y, "split": split} for a, b, y in rows], "class")
+        [
+            {
+                "text": f"{a} and {b}",
+                "spans": [(0, len(a)), (len(a) + 5, len(a) + 5 + len(b))],
+                "label": y,
+                "split": split,
+            }
+            for a, b, y in rows
+        ],
+        "class",
+    )
     return Task(name, frame, "class")
 
 
-TRAIN = span_task("train", [
-    ("cat", "NOUN"),                                           # single label
-    ("bank", "NOUN"), ("bank", "NOUN"), ("bank", "VERB"), ("bank", "VERB"),  # equal counts
-    ("run", "VERB"), ("run", "VERB"), ("run", "VERB"), ("run", "NOUN"),    # 3:1
-    ("dog", "ADJ"),
-], "train")
+TRAIN = span_task(
+    "train",
+    [
+        ("cat", "NOUN"),  # single label
+        ("bank", "NOUN"),
+        ("bank", "NOUN"),
+        ("bank", "VERB"),
+        ("bank", "VERB"),  # equal counts
+        ("run", "VERB"),
+        ("run", "VERB"),
+        ("run", "VERB"),
+        ("run", "NOUN"),  # 3:1
+        ("dog", "ADJ"),
+    ],
+    "train",
+)
 
 
 def marked(test_rows, legacy=False, seed=0):
