@@ -1,0 +1,23 @@
+"""The exceptions and warnings of `probes`: each names the bad field or value and the fix."""
+
+from __future__ import annotations
+
+
+class ProbeInputError(ValueError):
+    """Features, targets, splits or keys that cannot be probed (shape, value, or content)."""
+
+
+class ProbeConfigError(ValueError):
+    """A `ProbeGrid`, `TrainConfig` or `MDLBlocks` setting that is out of range or inconsistent."""
+
+
+class ClassAbsentFromTrainWarning(UserWarning):
+    """A class occurs in dev or test but never in train: no probe can learn to predict it.
+
+    Training goes on (the class still counts in the metrics, lowering macro-F1), because rare
+    classes missing from a small training split are common in real tagging data.
+    """
+
+
+class LogisticConvergenceWarning(UserWarning):
+    """`fit_logistic_regression` stopped at `max_iter` before every probe met `tol`."""

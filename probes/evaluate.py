@@ -1,0 +1,114 @@
+"""Evaluation of every probe at once: best epoch on dev, final metrics per split, MDL bits.
+
+All probes of a site read an evaluation chunk once: one `[items, dim] @ [dim, probes * out]`
+GEMM per site (no dropout, so every seed, mask and variant shares the rows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import torch
+from jaxtyping import Bool, Float, Int, Shaped
+from torch import Tensor
+
+from probes.grid import ProbeLayout
+from probes.heads import ClassificationHead, Head
+from probes.linear import BatchedProbes
+from probes.splits import DEV, SPLIT_NAMES, TRAIN
+
+CHUNK_BYTES = 1 << 28  # bound on one evaluation chunk's activations (memory, not results)
+
+
+class Evaluator:
+    """Scores the probes on dev after each epoch and on every split at the end."""
+
+    def __init__(
+        self,
+        x: Float[Tensor, "item site dim"],
+        codes: Int[Tensor, " item"],
+        targets: Shaped[Tensor, " seed variant item *label"],
+        layout: ProbeLayout,
+        head: Head,
+        probes: BatchedProbes,
+        eval_batch: int,
+        select_by: str,
+    ) -> None:
+        self.x, self.codes, self.head, self.probes = x, codes, head, probes
+        self.layout, self.select_by = layout, select_by
+        index = layout.axis_index().to(x.device)
+        n_var = layout.shape[3]
+        self.target_row = index[1] * n_var + index[3]  # probe -> (seed, variant) row
+        self.targets = targets.reshape(-1, *targets.shape[2:])  # [seed*variant, item, *label]
+        width = max(head.outputs, getattr(probes, "hidden", 0))
+        self.chunk = max(1, min(eval_batch, CHUNK_BYTES // (4 * width * layout.n_probes)))
+        self.dev_items = (codes == DEV).nonzero().flatten().to(x.device)
+        self.best_value = torch.full(
+            (layout.n_probes,), -torch.inf, dtype=torch.float64, device=x.device
+        )
+        self.best_epoch = torch.zeros(layout.n_probes, dtype=torch.int64, device=x.device)
+
+    def probe_targets(self, items: Int[Tensor, " item"]) -> Shaped[Tensor, " probe item *label"]:
+        """Each probe's targets (task or its seed's control labels) for `items`."""
+        return self.targets.index_select(1, items).index_select(0, self.target_row)
+
+    def chunks(
+        self, items: Int[Tensor, " item"] | None, tensors: dict[str, Tensor]
+    ) -> Iterator[tuple[Int[Tensor, " chunk"], Tensor]]:
+        """(items, site-major logits `[site, chunk, site_probe, out]`) per chunk of `items`
+        (None: every item, read in place)."""
+        n = self.x.shape[0] if items is None else items.shape[0]
+        for start in range(0, n, self.chunk):
+            if items is None:
+                part = torch.arange(start, min(n, start + self.chunk), device=self.x.device)
+                xs = self.x[start : start + self.chunk]
+            else:
+                part = items[start : start + self.chunk]
+                xs = self.x.index_select(0, part)
+            yield part, self.probes.logits(tensors, xs.transpose(0, 1).float())
+
+    def site_major_targets(self, items: Int[Tensor, " item"]) -> Tensor:
+        """`probe_targets(items)` in the site-major evaluation layout."""
+        return self.layout.to_site_major(self.probe_targets(items))
+
+    def select(self, epoch: int) -> Bool[Tensor, "mask seed site variant"]:
+        """Score the current parameters on dev; record and return the probes that improved."""
+        preds, losses = [], []
+        for part, logits in self.chunks(self.dev_items, self.probes.params):
+            if self.select_by == "loss":
+                loss = self.head.item_loss(logits, self.site_major_targets(part))
+                losses.append(self.layout.from_site_major(loss))
+            else:
+                preds.append(self.layout.from_site_major(self.head.predict(logits)))
+        if self.select_by == "loss":
+            value = -torch.cat(losses, dim=1).mean(dim=1)
+        else:
+            truth = self.probe_targets(self.dev_items)
+            value = self.head.metrics(torch.cat(preds, dim=1), truth, None)[self.select_by]
+        value = value.double()
+        improved = value > self.best_value  # NaN never improves
+        self.best_value = torch.where(improved, value, self.best_value)
+        self.best_epoch = torch.where(improved, epoch + 1, self.best_epoch)
+        return improved.view(self.layout.shape)
+
+    def final(
+        self, train_members: Bool[Tensor, "probe item"], with_bits: bool
+    ) -> tuple[dict[str, dict[str, Tensor]], Float[Tensor, "probe item"] | None]:
+        """Metrics per split of the best-epoch parameters, and (`with_bits`, classification)
+        the bits of every item under every probe. Train metrics use each probe's train mask."""
+        items = torch.arange(self.x.shape[0], device=self.x.device)
+        preds, bits = [], []
+        for part, logits in self.chunks(None, self.probes.best):
+            preds.append(self.layout.from_site_major(self.head.predict(logits)))
+            if with_bits and isinstance(self.head, ClassificationHead):
+                item_bits = self.head.item_bits(logits, self.site_major_targets(part))
+                bits.append(self.layout.from_site_major(item_bits))
+        pred = torch.cat(preds, dim=1)
+        truth = self.probe_targets(items)
+        scores = {}
+        for code, split in enumerate(SPLIT_NAMES):
+            include = self.codes.to(pred.device)[None, :] == code
+            include = include & train_members if code == TRAIN else include
+            include = include.expand(pred.shape[0], -1)
+            scores[split] = self.head.metrics(pred, truth, include)
+        return scores, torch.cat(bits, dim=1) if bits else None

@@ -1,0 +1,157 @@
+"""`ProbeGrid`: sites x seeds x variants (task, control) x train masks, flattened to P probes.
+
+Probe index order is (mask, seed, site, variant), variant fastest; `ProbeLayout.frame()` lists it.
+A train mask is a fraction of the training items: a prefix of the seed's shuffled training order
+(data-fraction runs such as FlashHolmes, and the MDL block prefixes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import polars as pl
+import torch
+from jaxtyping import Int
+from torch import Tensor
+
+from probes.errors import ProbeConfigError
+from probes.mdl import MDLBlocks
+
+VARIANTS = ("task", "control")
+
+
+@dataclass(frozen=True)
+class ProbeGrid:
+    """Which probes to train: every combination of sites, seeds, variants and train masks.
+
+    `sites=None` takes every site of the features. `control=True` adds the control task
+    (Hewitt & Liang 2019) next to the task (`task=False` leaves only the control).
+    `mdl=True` (or an `MDLBlocks`) adds the MDL block prefixes as train masks.
+    Control-task types (`keys`) are given to `fit_probes`, since they belong to the data.
+    """
+
+    seeds: Sequence[int] = range(5)  # Holmes (Waldis et al. 2024) App. A.2: seeds [0,1,2,3,4]
+    task: bool = True
+    control: bool = False
+    sites: Sequence[int] | None = None
+    train_fractions: Sequence[float] = (1.0,)
+    mdl: bool | MDLBlocks = False
+    kind: Literal["linear", "mlp"] = "linear"  # Holmes §3: linear probes
+    hidden: int = 1024  # MLP hidden width (one ReLU layer)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
+        object.__setattr__(self, "train_fractions", tuple(float(f) for f in self.train_fractions))
+        if self.sites is not None:
+            object.__setattr__(self, "sites", tuple(int(s) for s in self.sites))
+        if self.mdl is True:
+            object.__setattr__(self, "mdl", MDLBlocks())
+        problems = {
+            "seeds": len(self.seeds) == 0 or len(set(self.seeds)) != len(self.seeds),
+            "task/control": not (self.task or self.control),
+            "sites": self.sites is not None
+            and (len(self.sites) == 0 or len(set(self.sites)) != len(self.sites)),
+            "train_fractions": len(self.train_fractions) == 0
+            or any(not 0 < f <= 1 for f in self.train_fractions),
+            "kind": self.kind not in ("linear", "mlp"),
+            "hidden": self.hidden < 1,
+        }
+        for name, bad in problems.items():
+            if bad:
+                raise ProbeConfigError(
+                    f"ProbeGrid.{name} is invalid ({self!r}): give distinct seeds, at least one"
+                    " of task/control, distinct site indices, train fractions in (0, 1],"
+                    " kind 'linear' or 'mlp', hidden >= 1."
+                )
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        """The label variants trained at every (site, seed, mask)."""
+        return tuple(v for v, on in zip(VARIANTS, (self.task, self.control)) if on)
+
+    @property
+    def mdl_blocks(self) -> MDLBlocks | None:
+        """The MDL block configuration, or None."""
+        return self.mdl if isinstance(self.mdl, MDLBlocks) else None
+
+    @property
+    def mask_fractions(self) -> tuple[float, ...]:
+        """Train-mask fractions, largest first: `train_fractions` and the MDL block prefixes."""
+        blocks = self.mdl_blocks
+        extra = blocks.probe_fractions if blocks is not None else ()
+        return tuple(sorted(set(self.train_fractions) | set(extra), reverse=True))
+
+    def layout(self, n_sites: int) -> ProbeLayout:
+        """The flattened probe index for features with `n_sites` sites."""
+        sites = tuple(range(n_sites)) if self.sites is None else self.sites
+        bad = [s for s in sites if not 0 <= s < n_sites]
+        if bad:
+            raise ProbeConfigError(
+                f"ProbeGrid.sites: site {bad[0]} is outside the features' {n_sites} sites;"
+                f" use indices 0..{n_sites - 1}."
+            )
+        return ProbeLayout(self.mask_fractions, tuple(self.seeds), tuple(sites), self.variants)
+
+
+@dataclass(frozen=True)
+class ProbeLayout:
+    """The axes of a grid, in training order (mask, seed, site, variant)."""
+
+    masks: tuple[float, ...]
+    seeds: tuple[int, ...]
+    sites: tuple[int, ...]
+    variants: tuple[str, ...]
+
+    @property
+    def shape(self) -> tuple[int, int, int, int]:
+        """(masks, seeds, sites, variants)."""
+        return (len(self.masks), len(self.seeds), len(self.sites), len(self.variants))
+
+    @property
+    def n_probes(self) -> int:
+        """P: the number of probes."""
+        m, s, t, v = self.shape
+        return m * s * t * v
+
+    def from_site_major(self, y: Tensor) -> Tensor:
+        """`[site, item, mask*seed*variant, ...]` (evaluation layout) -> `[P, item, ...]`."""
+        m, s, t, v = self.shape
+        n, rest = y.shape[1], y.shape[3:]
+        tail = range(5, 5 + len(rest))
+        y = y.reshape(t, n, m, s, v, *rest).permute(2, 3, 0, 4, 1, *tail)
+        return y.reshape(self.n_probes, n, *rest)
+
+    def to_site_major(self, y: Tensor) -> Tensor:
+        """`[P, item, ...]` -> `[site, item, mask*seed*variant, ...]` (evaluation layout)."""
+        m, s, t, v = self.shape
+        n, rest = y.shape[1], y.shape[2:]
+        tail = range(5, 5 + len(rest))
+        y = y.reshape(m, s, t, v, n, *rest).permute(2, 4, 0, 1, 3, *tail)
+        return y.reshape(t, n, m * s * v, *rest)
+
+    def axis_index(self) -> Int[Tensor, "axis probe"]:
+        """Per probe, its position on each axis: rows mask, seed, site, variant."""
+        grids = torch.meshgrid(*(torch.arange(n) for n in self.shape), indexing="ij")
+        return torch.stack([g.reshape(-1) for g in grids])
+
+    def frame(self) -> pl.DataFrame:
+        """One row per probe: probe, site, seed, variant, mask (the mask's train fraction)."""
+        m, s, t, v = self.axis_index().tolist()
+        return pl.DataFrame(
+            {
+                "probe": list(range(self.n_probes)),
+                "site": [self.sites[i] for i in t],
+                "seed": [self.seeds[i] for i in s],
+                "variant": [self.variants[i] for i in v],
+                "mask": [self.masks[i] for i in m],
+            },
+            schema={
+                "probe": pl.Int64,
+                "site": pl.Int64,
+                "seed": pl.Int64,
+                "variant": pl.Utf8,
+                "mask": pl.Float64,
+            },
+        )

@@ -1,0 +1,142 @@
+"""Checks and normal forms of what a caller passes in: features, targets, control-task keys."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import torch
+from jaxtyping import Int, Shaped
+from torch import Tensor
+
+from probes.errors import ClassAbsentFromTrainWarning, ProbeInputError
+from probes.splits import SPLIT_NAMES, TRAIN
+
+TargetKind = Literal["classification", "multilabel", "regression"]
+
+
+@dataclass(frozen=True)
+class Targets:
+    """Targets in normal form.
+
+    classification: int64 class ids `[item]`; multilabel: float 0/1 `[item, class]`;
+    regression: float `[item]`. `num_classes` is the probe's output width (1 for regression).
+    """
+
+    kind: TargetKind
+    values: Shaped[Tensor, " item *label"]
+    num_classes: int
+
+
+def check_features(feats: Tensor, name: str = "feats", ndim: int = 3) -> None:
+    """Raise `ProbeInputError` unless `feats` is a finite floating tensor with `ndim` axes."""
+    if not isinstance(feats, Tensor) or not feats.is_floating_point() or feats.ndim != ndim:
+        shape = tuple(feats.shape) if isinstance(feats, Tensor) else type(feats).__name__
+        raise ProbeInputError(
+            f"{name}: got {shape}; give a floating torch tensor with {ndim} axes"
+            f" ({'item site dim' if ndim == 3 else 'site item dim'})."
+        )
+    # One cheap pass first (NaN and inf survive a sum); the exact check only when it fails.
+    wide = torch.float32 if feats.dtype in (torch.float16, torch.bfloat16) else None
+    if bool(torch.isfinite(feats.sum(dim=tuple(range(1, ndim)), dtype=wide)).all()):
+        return
+    finite = torch.isfinite(feats)
+    if not bool(finite.all()):
+        first = tuple(int(i) for i in (~finite).nonzero()[0])
+        raise ProbeInputError(
+            f"{name}: {int((~finite).sum())} values are NaN or inf (first at index {first});"
+            " drop or repair those items before probing."
+        )
+
+
+def check_targets(
+    targets: Tensor | np.ndarray | Sequence[float], n_items: int, num_classes: int | None = None
+) -> Targets:
+    """Classify and check `targets`: 1-D integers (classes), 2-D 0/1 (multi-label), 1-D floats."""
+    values = torch.as_tensor(np.asarray(targets) if not isinstance(targets, Tensor) else targets)
+    values = values.cpu()
+    if values.shape[0:1] != (n_items,) or values.ndim not in (1, 2):
+        raise ProbeInputError(
+            f"targets: shape {tuple(values.shape)} for {n_items} items; give [item] class ids or"
+            " floats, or an [item, class] 0/1 matrix."
+        )
+    if values.ndim == 2:
+        if not bool(((values == 0) | (values == 1)).all()):
+            raise ProbeInputError("targets: a 2-D (multi-label) target must hold only 0 and 1.")
+        if num_classes is not None and num_classes != values.shape[1]:
+            raise ProbeInputError(
+                f"targets: {values.shape[1]} label columns but num_classes={num_classes}."
+            )
+        return Targets("multilabel", values.float(), int(values.shape[1]))
+    if values.is_floating_point():
+        if not bool(torch.isfinite(values).all()):
+            raise ProbeInputError("targets: regression targets contain NaN or inf.")
+        return Targets("regression", values.float(), 1)
+    return _class_targets(values.to(torch.int64), num_classes)
+
+
+def _class_targets(values: Int[Tensor, " item"], num_classes: int | None) -> Targets:
+    k = int(values.max()) + 1 if num_classes is None else num_classes
+    bad = values[(values < 0) | (values >= k)]
+    if bad.numel():
+        raise ProbeInputError(
+            f"targets: label {int(bad[0])} is outside the class range 0..{k - 1}; give class"
+            " ids 0..K-1 (map strings with np.unique(..., return_inverse=True)) or set"
+            " num_classes."
+        )
+    if k < 2:
+        raise ProbeInputError(f"targets: {k} class; a classification probe needs at least 2.")
+    return Targets("classification", values, k)
+
+
+def warn_absent_classes(targets: Targets, codes: Int[Tensor, " item"]) -> None:
+    """Warn (`ClassAbsentFromTrainWarning`) about classes seen in dev/test but never in train."""
+    if targets.kind == "regression":
+        return
+    present = _class_presence(targets, codes)
+    for split in (1, 2):
+        missing = (present[split] & ~present[TRAIN]).nonzero().flatten().tolist()
+        if missing:
+            warnings.warn(
+                f"targets: classes {missing} occur in {SPLIT_NAMES[split]} but not in train;"
+                " no probe can predict them (they still count in the metrics). Move some of"
+                " their items to train or drop them.",
+                ClassAbsentFromTrainWarning,
+                stacklevel=3,
+            )
+
+
+def _class_presence(targets: Targets, codes: Int[Tensor, " item"]) -> Tensor:
+    present = torch.zeros(3, targets.num_classes, dtype=torch.bool)
+    for split in range(3):
+        rows = targets.values[codes == split]
+        if targets.kind == "classification":
+            present[split, rows.unique()] = True
+        elif rows.numel():
+            present[split] = rows.amax(dim=0) > 0
+    return present
+
+
+def resolve_device(device: torch.device | str | None, data: Tensor) -> torch.device:
+    """`device` if given; else the data's device when it is an accelerator; else CUDA when
+    present; else the CPU."""
+    if device is not None:
+        return torch.device(device)
+    if data.device.type != "cpu":
+        return data.device
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def type_ids(keys: Tensor | np.ndarray | Sequence[object], n_items: int) -> Int[Tensor, " item"]:
+    """Integer type ids for control-task keys (surface strings or ids), one key per item."""
+    array = keys.cpu().numpy() if isinstance(keys, Tensor) else np.asarray(keys)
+    if array.ndim != 1 or array.shape[0] != n_items:
+        raise ProbeInputError(
+            f"keys: shape {array.shape} for {n_items} items; give one key (the word or span's"
+            " surface string) per item."
+        )
+    _, inverse = np.unique(array, return_inverse=True)
+    return torch.as_tensor(inverse.reshape(-1), dtype=torch.int64)

@@ -1,0 +1,175 @@
+"""Batched probe parameters: P linear probes (`coef: [P, D, C]`) or one-hidden-layer MLPs.
+
+Training layout: every tensor is `[mask, seed, site, variant, *per-probe shape]`, weights stored
+output-major (`[out, in]`, as `nn.Linear`) and activations feature-major (`[out, batch]`), the
+faster orientation for these skinny GEMMs. A step's active masks are a leading slice. The
+variants of a (mask, seed, site) read the same input rows, so their first layer is one GEMM:
+`[variants * out, dim] @ [dim, batch]` per (mask, seed, site), all of them in one batched
+matmul. Each output row is its own dot product and bias and AdamW are elementwise, so fusing
+changes no probe's numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from jaxtyping import Bool, Float
+from torch import Tensor
+
+from probes.grid import ProbeLayout
+from probes.streams import keyed_generator
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One parameter: per-probe shape (weights `[out, in]`) and its layer's fan-in (the init
+    bound is 1/sqrt(fan_in), as `nn.Linear`)."""
+
+    shape: tuple[int, ...]
+    fan_in: int
+
+
+class BatchedProbes:
+    """Parameters, gradients and best-epoch copies of every probe of a grid."""
+
+    specs: dict[str, ParamSpec]
+
+    def __init__(self, layout: ProbeLayout) -> None:
+        self.layout = layout
+        lead = layout.shape
+        self.params = {n: torch.empty(*lead, *sp.shape) for n, sp in self.specs.items()}
+        for i, seed in enumerate(layout.seeds):
+            gen = keyed_generator("init", seed)
+            for name, spec in self.specs.items():
+                bound = 1 / math.sqrt(spec.fan_in)
+                draw = torch.empty(spec.shape).uniform_(-bound, bound, generator=gen)
+                self.params[name][:, i] = draw
+        self.grads = {n: torch.zeros_like(p) for n, p in self.params.items()}
+        self.best = {n: p.clone() for n, p in self.params.items()}
+
+    def to(self, device: torch.device) -> BatchedProbes:
+        """Move every tensor to `device`."""
+        for group in (self.params, self.grads, self.best):
+            for name in group:
+                group[name] = group[name].to(device)
+        return self
+
+    def keep_best(self, improved: Bool[Tensor, "mask seed site variant"]) -> None:
+        """Copy the current parameters of the improved probes into the best-epoch copies."""
+        for name, param in self.params.items():
+            flag = improved.view(*improved.shape, *([1] * len(self.specs[name].shape)))
+            self.best[name].copy_(torch.where(flag, param, self.best[name]))
+
+    def export(self, tensors: dict[str, Tensor]) -> dict[str, Tensor]:
+        """Per-probe CPU tensors `[P, ...]` in probe order, weights as `[P, in, out]`."""
+        out = {}
+        for name, t in tensors.items():
+            flat = t.reshape(-1, *self.specs[name].shape).cpu()
+            out[name] = (flat.transpose(1, 2) if flat.ndim == 3 else flat).contiguous()
+        return out
+
+    @staticmethod
+    def fused(t: Tensor, active: int) -> Tensor:
+        """A training-layout tensor's first `active` masks as `[group, variant * out, ...]`
+        (a view: group = mask x seed x site, the variants stacked along the output)."""
+        t = t[:active]
+        return t.view(-1, t.shape[3] * t.shape[4], *t.shape[5:])
+
+    @staticmethod
+    def per_probe(t: Tensor, active: int) -> Tensor:
+        """A training-layout tensor's first `active` masks as `[probe, out, ...]` (a view)."""
+        t = t[:active]
+        return t.view(-1, *t.shape[4:])
+
+    def forward(self, active: int, x: Tensor) -> Tensor:
+        """Training logits `[group, variant * out, batch]` of the first `active` masks, from
+        inputs `x [group, batch, dim]` (group = mask x seed x site)."""
+        raise NotImplementedError
+
+    def backward(self, active: int, x: Tensor, dlogits: Tensor) -> None:
+        """Write the gradients of the first `active` masks into `self.grads`."""
+        raise NotImplementedError
+
+    def logits(
+        self, tensors: dict[str, Tensor], xs: Float[Tensor, "site item dim"]
+    ) -> Float[Tensor, "site item site_probe out"]:
+        """Evaluation logits (no dropout) of every probe on items `xs` (all grid sites), in the
+        site-major layout of one GEMM per site (`ProbeLayout.from_site_major` gives `[P, ...]`)."""
+        raise NotImplementedError
+
+
+def _per_site(w: Tensor) -> Tensor:
+    """`[mask, seed, site, variant, out, *in]` -> `[site, *in, mask*seed*variant*out]`."""
+    t = w.shape[2]
+    moved = w.permute(2, *range(5, w.ndim), 0, 1, 3, 4)
+    return moved.reshape(t, *w.shape[5:], -1)
+
+
+class LinearProbes(BatchedProbes):
+    """Linear probes: `logits = x @ coef + intercept` (trained as `weight @ x^T`)."""
+
+    def __init__(self, layout: ProbeLayout, dim: int, out: int) -> None:
+        self.specs = {"coef": ParamSpec((out, dim), dim), "intercept": ParamSpec((out,), dim)}
+        super().__init__(layout)
+
+    def forward(self, active: int, x: Tensor) -> Tensor:
+        w, b = self.fused(self.params["coef"], active), self.fused(self.params["intercept"], active)
+        return torch.baddbmm(b[..., None], w, x.transpose(1, 2))
+
+    def backward(self, active: int, x: Tensor, dlogits: Tensor) -> None:
+        torch.bmm(dlogits, x, out=self.fused(self.grads["coef"], active))
+        torch.sum(dlogits, dim=2, out=self.fused(self.grads["intercept"], active))
+
+    def logits(
+        self, tensors: dict[str, Tensor], xs: Float[Tensor, "site item dim"]
+    ) -> Float[Tensor, "site item site_probe out"]:
+        y = torch.baddbmm(_per_site(tensors["intercept"])[:, None], xs, _per_site(tensors["coef"]))
+        return y.view(*y.shape[:2], -1, self.specs["intercept"].shape[0])
+
+
+class MLPProbes(BatchedProbes):
+    """One-hidden-layer MLP probes: `relu(x @ hidden_weight + hidden_bias) @ coef + intercept`."""
+
+    def __init__(self, layout: ProbeLayout, dim: int, out: int, hidden: int) -> None:
+        self.specs = {
+            "hidden_weight": ParamSpec((hidden, dim), dim),
+            "hidden_bias": ParamSpec((hidden,), dim),
+            "coef": ParamSpec((out, hidden), hidden),
+            "intercept": ParamSpec((out,), hidden),
+        }
+        self.hidden = hidden
+        super().__init__(layout)
+        self._h = torch.empty(0)
+
+    def forward(self, active: int, x: Tensor) -> Tensor:
+        p = self.params
+        w1, b1 = self.fused(p["hidden_weight"], active), self.fused(p["hidden_bias"], active)
+        hid = torch.baddbmm(b1[..., None], w1, x.transpose(1, 2)).relu_()  # [g, V*H, batch]
+        self._h = hid.view(-1, self.hidden, x.shape[1])  # [g*V, H, batch]
+        w2, b2 = self.per_probe(p["coef"], active), self.per_probe(p["intercept"], active)
+        out = torch.baddbmm(b2[..., None], w2, self._h)  # [g*V, C, batch]
+        return out.view(x.shape[0], -1, x.shape[1])
+
+    def backward(self, active: int, x: Tensor, dlogits: Tensor) -> None:
+        hid, grads = self._h, self.grads
+        dout = dlogits.view(hid.shape[0], -1, x.shape[1])  # [g*V, C, batch]
+        torch.bmm(dout, hid.transpose(1, 2), out=self.per_probe(grads["coef"], active))
+        torch.sum(dout, dim=2, out=self.per_probe(grads["intercept"], active))
+        w2 = self.per_probe(self.params["coef"], active)
+        dhid = torch.bmm(w2.transpose(1, 2), dout).mul_(hid > 0)  # [g*V, H, batch]
+        dhid = dhid.view(x.shape[0], -1, x.shape[1])  # [g, V*H, batch]
+        torch.bmm(dhid, x, out=self.fused(grads["hidden_weight"], active))
+        torch.sum(dhid, dim=2, out=self.fused(grads["hidden_bias"], active))
+
+    def logits(
+        self, tensors: dict[str, Tensor], xs: Float[Tensor, "site item dim"]
+    ) -> Float[Tensor, "site item site_probe out"]:
+        w1, b1 = _per_site(tensors["hidden_weight"]), _per_site(tensors["hidden_bias"])
+        hid = torch.baddbmm(b1[:, None], xs, w1).relu_()
+        hid = self.layout.from_site_major(hid.view(*hid.shape[:2], -1, self.hidden))
+        n_probes = hid.shape[0]
+        w2 = tensors["coef"].reshape(n_probes, -1, self.hidden).transpose(1, 2)
+        out = torch.baddbmm(tensors["intercept"].reshape(n_probes, 1, -1), hid, w2)
+        return self.layout.to_site_major(out)

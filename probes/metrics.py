@@ -1,0 +1,125 @@
+"""Metrics of every probe at once, equal to sklearn's and scipy's on each probe.
+
+Classification metrics come from one batched confusion matrix `[probe, true, pred]` (a bincount
+over `probe*K*K + true*K + pred`). Macro-F1 averages over the classes present in the truth or
+the predictions of the included items, as `sklearn.metrics.f1_score` does by default; MCC is
+sklearn's multiclass formula and 0 where it is undefined; Pearson's r is NaN for constant
+inputs, as scipy's. Probes with no included item get NaN.
+"""
+
+from __future__ import annotations
+
+import torch
+from jaxtyping import Bool, Float, Int
+from torch import Tensor
+
+
+def confusion_matrices(
+    pred: Int[Tensor, "probe item"],
+    true: Int[Tensor, "probe item"],
+    num_classes: int,
+    include: Bool[Tensor, "probe item"] | None = None,
+) -> Int[Tensor, "probe class class"]:
+    """Counts `[probe, true class, predicted class]` over the included items."""
+    p, k = pred.shape[0], num_classes
+    offset = torch.arange(p, device=pred.device)[:, None] * (k * k)
+    flat = offset + true * k + pred
+    if include is not None:
+        flat = flat[include]
+    return torch.bincount(flat.reshape(-1), minlength=p * k * k).view(p, k, k)
+
+
+def accuracy(conf: Int[Tensor, "probe class class"]) -> Float[Tensor, " probe"]:
+    """Fraction of items on the diagonal (equals micro-F1 for single-label classes)."""
+    c = conf.double()
+    return c.diagonal(dim1=1, dim2=2).sum(-1) / c.sum((1, 2))
+
+
+def macro_f1(conf: Int[Tensor, "probe class class"]) -> Float[Tensor, " probe"]:
+    """Unweighted mean F1 over the classes that occur in the truth or the predictions."""
+    c = conf.double()
+    tp = c.diagonal(dim1=1, dim2=2)
+    denom = c.sum(2) + c.sum(1)  # 2tp + fp + fn
+    present = denom > 0
+    f1 = torch.where(present, 2 * tp / denom.clamp(min=1), 0.0)
+    return f1.sum(-1) / present.sum(-1)
+
+
+def mcc(conf: Int[Tensor, "probe class class"]) -> Float[Tensor, " probe"]:
+    """Matthews correlation (multiclass, as sklearn's `matthews_corrcoef`); 0 when undefined."""
+    c = conf.double()
+    t, p = c.sum(2), c.sum(1)
+    s = c.sum((1, 2))
+    correct = c.diagonal(dim1=1, dim2=2).sum(-1)
+    cov_tp = correct * s - (t * p).sum(-1)
+    cov_pp = s * s - (p * p).sum(-1)
+    cov_tt = s * s - (t * t).sum(-1)
+    denom = cov_pp * cov_tt
+    out = torch.where(denom > 0, cov_tp / denom.clamp(min=1e-300).sqrt(), 0.0)
+    return torch.where(s > 0, out, torch.nan)
+
+
+def classification_metrics(
+    pred: Int[Tensor, "probe item"],
+    true: Int[Tensor, "probe item"],
+    num_classes: int,
+    include: Bool[Tensor, "probe item"] | None = None,
+) -> dict[str, Float[Tensor, " probe"]]:
+    """accuracy, macro_f1, micro_f1, mcc per probe."""
+    conf = confusion_matrices(pred, true, num_classes, include)
+    acc = accuracy(conf)
+    return {"accuracy": acc, "macro_f1": macro_f1(conf), "micro_f1": acc, "mcc": mcc(conf)}
+
+
+def multilabel_metrics(
+    pred: Bool[Tensor, "probe item label"],
+    true: Bool[Tensor, "probe item label"],
+    include: Bool[Tensor, "probe item"] | None = None,
+) -> dict[str, Float[Tensor, " probe"]]:
+    """micro_f1, macro_f1 (over all labels, 0 for a label never true nor predicted) and subset
+    accuracy, as sklearn on indicator matrices."""
+    w = torch.ones(pred.shape[:2], device=pred.device) if include is None else include.double()
+    w = w.double()[..., None]
+    tp = (pred & true).double().mul(w).sum(1)
+    fp = (pred & ~true).double().mul(w).sum(1)
+    fn = (~pred & true).double().mul(w).sum(1)
+    denom = 2 * tp + fp + fn
+    f1 = torch.where(denom > 0, 2 * tp / denom.clamp(min=1), 0.0)
+    d_micro = denom.sum(-1)
+    micro = torch.where(d_micro > 0, 2 * tp.sum(-1) / d_micro.clamp(min=1), 0.0)
+    n = w[..., 0].sum(-1)
+    exact = (pred == true).all(-1).double().mul(w[..., 0]).sum(-1)
+    empty = torch.where(n > 0, 0.0, torch.nan)
+    return {
+        "accuracy": exact / n,
+        "macro_f1": f1.mean(-1) + empty,
+        "micro_f1": micro + empty,
+    }
+
+
+def pearson(
+    pred: Float[Tensor, "probe item"],
+    true: Float[Tensor, "probe item"],
+    include: Bool[Tensor, "probe item"] | None = None,
+) -> Float[Tensor, " probe"]:
+    """Pearson's r per probe (float64); NaN for fewer than 2 items or a constant input."""
+    w = torch.ones_like(pred, dtype=torch.float64) if include is None else include.double()
+    x, y = pred.double(), true.double()
+    n = w.sum(-1, keepdim=True)
+    dx = (x - (w * x).sum(-1, keepdim=True) / n) * w
+    dy = (y - (w * y).sum(-1, keepdim=True) / n) * w
+    sxy, sxx, syy = (dx * dy).sum(-1), (dx * dx).sum(-1), (dy * dy).sum(-1)
+    ok = (sxx > 0) & (syy > 0) & (n[:, 0] >= 2)
+    r = sxy / (sxx * syy).clamp(min=1e-300).sqrt()
+    return torch.where(ok, r.clamp(-1.0, 1.0), torch.nan)
+
+
+def regression_metrics(
+    pred: Float[Tensor, "probe item"],
+    true: Float[Tensor, "probe item"],
+    include: Bool[Tensor, "probe item"] | None = None,
+) -> dict[str, Float[Tensor, " probe"]]:
+    """pearson and mse per probe."""
+    w = torch.ones_like(pred, dtype=torch.float64) if include is None else include.double()
+    mse = (w * (pred.double() - true.double()) ** 2).sum(-1) / w.sum(-1)
+    return {"pearson": pearson(pred, true, include), "mse": mse}

@@ -1,0 +1,114 @@
+"""The random streams of training: each keyed by what identifies a probe, never by the grid.
+
+- training order of a seed: `("subset", order_key)`, a permutation of the training items whose
+  prefixes are the train masks (data fractions, MDL blocks);
+- minibatch order: `("order", order_key, mask_size)`, a fresh permutation of the mask every epoch;
+- dropout: `("dropout", seed, mask_size)`, one input mask per row and step, shared by the sites
+  and variants of the seed;
+- initialisation: `("init", seed)` (in `linear.py`).
+
+`order_key` is the probe's seed, or `TrainConfig.order_seed` for every seed with `shared_order`.
+So a probe trained in a one-probe grid draws exactly the numbers it draws in a large grid.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+
+import torch
+from jaxtyping import Float, Int
+from torch import Tensor
+
+
+def keyed_generator(*key: int | str, device: torch.device | str = "cpu") -> torch.Generator:
+    """A torch generator seeded by a stable hash of `key` (independent of Python's hash seed)."""
+    digest = hashlib.blake2b(repr(key).encode(), digest_size=8).digest()
+    return torch.Generator(device=device).manual_seed(int.from_bytes(digest, "little") >> 1)
+
+
+def training_order(train_items: Int[Tensor, " item"], order_key: int) -> Int[Tensor, " item"]:
+    """The seeded shuffle of the training items; a train mask of size n is its first n items."""
+    perm = torch.randperm(train_items.shape[0], generator=keyed_generator("subset", order_key))
+    return train_items[perm]
+
+
+class RowStreams:
+    """Minibatch rows for every (mask, order key): epoch permutations, padded to whole batches.
+
+    Masks come largest first, so the masks still running at step t are a prefix `[:active(t)]`.
+    """
+
+    def __init__(
+        self,
+        train_items: Int[Tensor, " item"],
+        mask_sizes: list[int],
+        order_keys: list[int],
+        batch_size: int,
+        device: torch.device,
+    ) -> None:
+        self.orders = [training_order(train_items, key) for key in order_keys]
+        self.mask_sizes = mask_sizes
+        self.batch_size = batch_size
+        self.device = device
+        self.generators = [[keyed_generator("order", k, n) for k in order_keys] for n in mask_sizes]
+        self.steps = [math.ceil(n / batch_size) for n in mask_sizes]
+
+    def members(self, mask: int, stream: int) -> Int[Tensor, " item"]:
+        """The training items of a mask for one order key."""
+        return self.orders[stream][: self.mask_sizes[mask]]
+
+    def active(self, step: int) -> int:
+        """How many masks (a prefix) still have a batch at `step` of the epoch."""
+        return sum(1 for s in self.steps if s > step)
+
+    def batch_sizes(self, step: int, active: int) -> list[int]:
+        """Real rows in each active mask's batch at `step` (the last batch may be short)."""
+        b = self.batch_size
+        return [min(b, n - step * b) for n in self.mask_sizes[:active]]
+
+    def epoch(self) -> tuple[Int[Tensor, "mask stream row"], Float[Tensor, "mask stream row"]]:
+        """Rows of the next epoch, and each row's loss weight (1 / its batch's real size, 0 for
+        padding), both `[mask, order key, steps * batch]`."""
+        b = self.batch_size
+        width = self.steps[0] * b
+        rows = torch.zeros(len(self.mask_sizes), len(self.orders), width, dtype=torch.int64)
+        weight = torch.zeros(rows.shape)
+        for m, n in enumerate(self.mask_sizes):
+            real = torch.arange(n)
+            batch_real = torch.clamp(n - (real // b) * b, max=b)
+            for r, gen in enumerate(self.generators[m]):
+                rows[m, r, :n] = self.members(m, r)[torch.randperm(n, generator=gen)]
+                weight[m, r, :n] = 1.0 / batch_real
+        return rows.to(self.device), weight.to(self.device)
+
+
+class DropoutStreams:
+    """Inverted-dropout keep masks per (mask, seed), drawn on the device, reused buffer."""
+
+    def __init__(
+        self,
+        seeds: tuple[int, ...],
+        mask_sizes: list[int],
+        p: float,
+        batch_size: int,
+        dim: int,
+        device: torch.device,
+    ) -> None:
+        self.p = p
+        self.generators = [
+            [keyed_generator("dropout", s, n, device=device) for s in seeds] for n in mask_sizes
+        ]
+        self.buffer = torch.ones(len(mask_sizes), len(seeds), batch_size, dim, device=device)
+
+    def step(self, sizes: list[int]) -> Tensor:
+        """Keep masks `[mask, seed, batch, dim]` scaled by 1/(1-p) for the active masks; rows
+        past a batch's end are junk (their loss weight is 0). Per step: left unannotated."""
+        keep = self.buffer[: len(sizes)]
+        if self.p == 0:
+            return keep
+        dim = keep.shape[-1]
+        for m, size in enumerate(sizes):
+            for s, gen in enumerate(self.generators[m]):
+                torch.rand(size, dim, generator=gen, out=keep[m, s, :size])
+        return keep.ge_(self.p).mul_(1.0 / (1.0 - self.p))

@@ -1,0 +1,231 @@
+"""Trainer A: every probe of a grid trained in one minibatch AdamW loop (Holmes protocol).
+
+Per step, the rows of each (mask, order key) are gathered once for all sites; each seed's
+dropout mask multiplies them for all the seed's sites and variants; one batched matmul computes
+the logits of every probe (variants fused along the output axis, see `linear.py`); the gradient
+is written by hand (no autograd) and one fused AdamW step updates every probe. Masks run their
+own number of steps per epoch: the masks still running at step t are a prefix of the mask axis.
+
+Every random draw is keyed by the probe's identity (`streams.py`), so each probe's outcome equals
+training it alone (a one-probe grid) with the same seed, up to float reassociation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from jaxtyping import Float, Int, Shaped
+from torch import Tensor
+from tqdm.auto import tqdm
+
+from probes.config import TrainConfig
+from probes.control import control_labels
+from probes.errors import ProbeConfigError, ProbeInputError
+from probes.evaluate import Evaluator
+from probes.grid import ProbeGrid, ProbeLayout
+from probes.heads import Head, make_head
+from probes.inputs import (
+    Targets,
+    check_features,
+    check_targets,
+    resolve_device,
+    type_ids,
+    warn_absent_classes,
+)
+from probes.linear import BatchedProbes, LinearProbes, MLPProbes
+from probes.mdl import block_bounds, grid_codelengths, prefix_size, uniform_codelength
+from probes.optim import MaskedAdamW
+from probes.results import ProbeResults, codelength_frame, metrics_frame
+from probes.splits import DEV, TRAIN, Splits, split_codes
+from probes.streams import DropoutStreams, RowStreams
+
+
+def fit_probes(
+    feats: Float[Tensor, "item site dim"],
+    targets: Tensor | np.ndarray,
+    splits: Splits | Tensor | np.ndarray,
+    grid: ProbeGrid | None = None,
+    config: TrainConfig | None = None,
+    *,
+    keys: Tensor | np.ndarray | list | None = None,
+    num_classes: int | None = None,
+    device: torch.device | str | None = None,
+    progress: bool = True,
+) -> ProbeResults:
+    """Train every probe of `grid` on `feats` together; metrics at each probe's best dev epoch.
+
+    targets: `[item]` int class ids, `[item, class]` 0/1 (multi-label) or `[item]` floats.
+    splits: a `Splits` or `[item]` codes (0 train, 1 dev, 2 test, -1 unused).
+    keys: one control-task type per item (e.g. the word's surface string); without them the
+    control labels are a shuffle of the targets. `device`: default the features' accelerator,
+    else CUDA when present, else CPU; the features are moved there whole (float16/bfloat16
+    features stay so in memory and are computed on in float32). Results come back on the CPU.
+    """
+    grid, config = grid or ProbeGrid(), config or TrainConfig()
+    check_features(feats)
+    n_items, n_sites, _ = feats.shape
+    codes = split_codes(splits, n_items)
+    if not bool((codes == DEV).any()):
+        raise ProbeInputError(
+            "splits: no item is in dev; the best epoch is chosen on dev (Holmes), so assign"
+            " dev items (e.g. random_splits(n_items))."
+        )
+    target = check_targets(targets, n_items, num_classes)
+    warn_absent_classes(target, codes)
+    head = make_head(target.kind, target.num_classes)
+    select_by = config.select_by or head.primary
+    if select_by != "loss" and select_by not in head.metric_names:
+        raise ProbeConfigError(
+            f"TrainConfig.select_by={select_by!r} is not a {target.kind} metric; use 'loss' or"
+            f" one of {head.metric_names}."
+        )
+    if grid.mdl_blocks is not None and target.kind != "classification":
+        raise ProbeConfigError("ProbeGrid.mdl: the online code needs classification targets.")
+    layout = grid.layout(n_sites)
+    dev = resolve_device(device, feats)
+    ids = type_ids(keys, n_items) if keys is not None else None
+    sweep = _Sweep(feats, codes, target, ids, layout, head, select_by, grid, config, dev)
+    sweep.run(progress)
+    return sweep.results()
+
+
+class _Sweep:
+    """The state of one `fit_probes` call."""
+
+    def __init__(
+        self,
+        feats: Float[Tensor, "item site dim"],
+        codes: Int[Tensor, " item"],
+        target: Targets,
+        ids: Int[Tensor, " item"] | None,
+        layout: ProbeLayout,
+        head: Head,
+        select_by: str,
+        grid: ProbeGrid,
+        config: TrainConfig,
+        device: torch.device,
+    ) -> None:
+        dim = feats.shape[2]
+        self.layout, self.head, self.grid, self.config = layout, head, grid, config
+        self.x = _site_features(feats, layout.sites, device)
+        self.targets = _variant_targets(target, ids, layout).to(device)
+        self.train_items = (codes == TRAIN).nonzero().flatten()
+        self.mask_sizes = [prefix_size(f, len(self.train_items)) for f in layout.masks]
+        keys = [config.order_seed] if config.shared_order else list(layout.seeds)
+        self.streams = RowStreams(
+            self.train_items, self.mask_sizes, keys, config.batch_size, device
+        )
+        self.dropout = DropoutStreams(
+            layout.seeds, self.mask_sizes, config.dropout, config.batch_size, dim, device
+        )
+        self.probes = _make_probes(grid, layout, dim, head.outputs).to(device)
+        self.evaluator = Evaluator(
+            self.x, codes, self.targets, layout, head, self.probes, config.eval_batch, select_by
+        )
+        self.codes, self.target = codes, target
+
+    def run(self, progress: bool) -> None:
+        """All epochs: training steps, then the dev selection of each epoch."""
+        _, n_seeds, n_sites, n_var = self.layout.shape
+        b = self.config.batch_size
+        n_items, _, dim = self.x.shape
+        flat = self.x.view(n_items, n_sites * dim)
+        inputs = torch.empty(*self.layout.shape[:3], b, dim, device=self.x.device)
+        names = list(self.probes.params)
+        opt = MaskedAdamW(
+            [self.probes.params[n] for n in names],
+            [self.probes.grads[n] for n in names],
+            self.streams.steps,
+            self.config,
+        )
+        seed_ix = torch.arange(n_seeds, device=self.x.device)[None, :, None]
+        by_item = self.targets.movedim(2, 0)  # [item, seed, variant, *label]
+        epochs = tqdm(range(self.config.epochs), disable=not progress, desc="probes", unit="epoch")
+        for epoch in epochs:
+            rows, weight = self.streams.epoch()
+            expanded = rows.expand(-1, n_seeds, -1)
+            targets = self.head.encode(by_item[expanded, seed_ix])  # [mask, seed, row, var, out]
+            targets = targets.movedim(2, -1).contiguous()  # [mask, seed, var, out, row]
+            for step in range(self.streams.steps[0]):
+                active = self.streams.active(step)
+                part = slice(step * b, (step + 1) * b)
+                r = rows[:active, :, part]
+                gathered = flat.index_select(0, r.reshape(-1))
+                gathered = gathered.view(active, r.shape[1], b, n_sites, dim).transpose(2, 3)
+                keep = self.dropout.step(self.streams.batch_sizes(step, active))
+                x = torch.mul(gathered, keep[:, :, None], out=inputs[:active]).view(-1, b, dim)
+                logits = self.probes.forward(active, x)  # [group, variant * out, batch]
+                shaped = logits.view(active, n_seeds, n_sites, n_var, -1, b)
+                w = weight[:active, :, None, None, None, part]
+                grad = self.head.grad(shaped, targets[:active, :, None, ..., part], w)
+                self.probes.backward(active, x, grad.view(logits.shape))
+                opt.step(active)
+            self.probes.keep_best(self.evaluator.select(epoch))
+
+    def train_members(self) -> Tensor:
+        """`[probe, item]`: whether an item is in the probe's training mask."""
+        m_count, n_seeds, n_sites, n_var = self.layout.shape
+        members = torch.zeros(m_count, n_seeds, self.x.shape[0], dtype=torch.bool)
+        for m in range(m_count):
+            for s in range(n_seeds):
+                stream = 0 if self.config.shared_order else s
+                members[m, s, self.streams.members(m, stream)] = True
+        members = members[:, :, None, None].expand(-1, -1, n_sites, n_var, -1)
+        return members.reshape(self.layout.n_probes, -1).to(self.x.device)
+
+    def results(self) -> ProbeResults:
+        """Final evaluation with each probe's best-epoch parameters."""
+        blocks = self.grid.mdl_blocks
+        scores, bits = self.evaluator.final(self.train_members(), with_bits=blocks is not None)
+        frame = self.layout.frame().with_columns(best_epoch=self.evaluator.best_epoch.cpu().numpy())
+        codelengths = None
+        if blocks is not None and bits is not None:
+            n_train, k = len(self.train_items), self.target.num_classes
+            seeds = range(len(self.layout.seeds))
+            orders = [self.streams.orders[0 if self.config.shared_order else s] for s in seeds]
+            online = grid_codelengths(
+                bits.cpu(),
+                self.layout.shape,
+                [self.layout.masks.index(f) for f in blocks.probe_fractions],
+                block_bounds(blocks, n_train),
+                orders,
+                k,
+            )
+            lay, uniform = self.layout, uniform_codelength(n_train, k)
+            codelengths = codelength_frame(online, lay.seeds, lay.sites, lay.variants, uniform)
+        return ProbeResults(
+            probes=frame,
+            metrics=metrics_frame(scores),
+            weights=self.probes.export(self.probes.best),
+            codelengths=codelengths,
+            kind=self.grid.kind,
+            head=self.target.kind,
+        )
+
+
+def _site_features(
+    feats: Float[Tensor, "item site dim"], sites: tuple[int, ...], device: torch.device
+) -> Float[Tensor, "item grid_site dim"]:
+    """The grid's sites of `feats`, contiguous on `device` (a view when nothing changes)."""
+    if sites != tuple(range(feats.shape[1])):
+        feats = feats[:, list(sites)]
+    return feats.to(device).contiguous()
+
+
+def _variant_targets(
+    target: Targets, ids: Int[Tensor, " item"] | None, layout: ProbeLayout
+) -> Shaped[Tensor, " seed variant item *label"]:
+    """Targets of every (seed, variant): the task's, and each seed's control labels."""
+    per_seed = []
+    for seed in layout.seeds:
+        variants = {"task": target.values}
+        if "control" in layout.variants:
+            variants["control"] = control_labels(target.values, ids, seed)
+        per_seed.append(torch.stack([variants[v] for v in layout.variants]))
+    return torch.stack(per_seed)
+
+
+def _make_probes(grid: ProbeGrid, layout: ProbeLayout, dim: int, outputs: int) -> BatchedProbes:
+    if grid.kind == "mlp":
+        return MLPProbes(layout, dim, outputs, grid.hidden)
+    return LinearProbes(layout, dim, outputs)

@@ -1,0 +1,114 @@
+"""ProbeResults: frames, saving and loading; splits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from polars.testing import assert_frame_equal
+
+from probes import (
+    MDLBlocks,
+    ProbeConfigError,
+    ProbeGrid,
+    ProbeResults,
+    Splits,
+    TrainConfig,
+    fit_probes,
+    random_splits,
+)
+from tests.probes.conftest import Synthetic
+
+FAST = TrainConfig(epochs=2, batch_size=32)
+
+
+def test_save_and_load_round_trip(synthetic: Synthetic, tmp_path: Path) -> None:
+    grid = ProbeGrid(seeds=[0, 1], control=True, mdl=MDLBlocks((0.25, 0.5, 1.0)))
+    res = fit_probes(
+        synthetic.feats,
+        synthetic.labels,
+        random_splits(240),
+        grid,
+        FAST,
+        keys=synthetic.keys,
+        progress=False,
+    )
+    res.save(tmp_path / "run")
+    res.save(tmp_path / "run")  # overwriting is fine
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == [
+        "codelengths.parquet",
+        "metrics.parquet",
+        "probes.parquet",
+        "weights.safetensors",
+    ]
+    back = ProbeResults.load(tmp_path / "run")
+    assert_frame_equal(back.table(), res.table())
+    assert_frame_equal(back.mdl(), res.mdl())
+    assert back.weights.keys() == res.weights.keys()
+    for name, tensor in res.weights.items():
+        assert torch.equal(back.weights[name], tensor)
+    assert (back.kind, back.head) == ("linear", "classification")
+    assert res.coef_.shape == (grid.layout(3).n_probes, 8, 4)
+
+
+def test_mlp_weights_and_missing_parts(synthetic: Synthetic, tmp_path: Path) -> None:
+    res = fit_probes(
+        synthetic.feats,
+        synthetic.labels,
+        random_splits(240),
+        ProbeGrid(seeds=[0], sites=[2], kind="mlp", hidden=5),
+        FAST,
+        progress=False,
+    )
+    assert {n: tuple(t.shape) for n, t in res.weights.items()} == {
+        "hidden_weight": (1, 8, 5),
+        "hidden_bias": (1, 5),
+        "coef": (1, 5, 4),
+        "intercept": (1, 4),
+    }
+    res.save(tmp_path)
+    back = ProbeResults.load(tmp_path)
+    assert back.kind == "mlp"
+    assert torch.equal(back.predict(synthetic.feats), res.predict(synthetic.feats))
+    acc = (res.predict(synthetic.feats)[0] == synthetic.labels).double()
+    assert 0 <= float(acc.mean()) <= 1
+    with pytest.raises(ProbeConfigError, match="control=True"):
+        res.selectivity()
+    with pytest.raises(ProbeConfigError, match="mdl=True"):
+        res.mdl()
+
+
+def test_unused_items_are_left_out(synthetic: Synthetic) -> None:
+    codes = random_splits(240, seed=4).codes()
+    codes[:40] = -1
+    res = fit_probes(
+        synthetic.feats,
+        synthetic.labels,
+        codes,
+        ProbeGrid(seeds=[0], sites=[2]),
+        FAST,
+        progress=False,
+    )
+    full = fit_probes(
+        synthetic.feats[40:],
+        synthetic.labels[40:],
+        codes[40:],
+        ProbeGrid(seeds=[0], sites=[2]),
+        FAST,
+        progress=False,
+    )
+    assert_frame_equal(res.table(), full.table())
+
+
+def test_random_splits_counts_and_codes() -> None:
+    splits = random_splits(1000, seed=3)
+    assert (int(splits.train.sum()), int(splits.dev.sum()), int(splits.test.sum())) == (
+        700,
+        100,
+        200,
+    )
+    again = Splits.from_codes(splits.codes())
+    assert torch.equal(again.codes(), splits.codes())
+    assert torch.equal(random_splits(1000, seed=3).codes(), splits.codes())
+    assert not torch.equal(random_splits(1000, seed=4).codes(), splits.codes())

@@ -1,0 +1,205 @@
+"""Trainer A: batching changes speed, never results."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+import torch
+from sklearn.metrics import accuracy_score, f1_score
+
+from probes import ProbeGrid, TrainConfig, fit_probes, random_splits
+from probes.inputs import type_ids
+from tests.probes.conftest import Synthetic, make_synthetic
+from tests.probes.reference import train_reference_probe
+
+CONFIG = TrainConfig(epochs=3, batch_size=16)
+
+
+def one_probe_grid(row: dict, kind: str = "linear", hidden: int = 1024) -> ProbeGrid:
+    """The grid holding only the probe described by a `ProbeResults.probes` row."""
+    return ProbeGrid(
+        seeds=[row["seed"]],
+        task=row["variant"] == "task",
+        control=row["variant"] == "control",
+        sites=[row["site"]],
+        train_fractions=(row["mask"],),
+        kind=kind,
+        hidden=hidden,
+    )
+
+
+def assert_probes_match_alone(
+    data: Synthetic, grid: ProbeGrid, config: TrainConfig, hidden: int = 1024
+) -> int:
+    """Every probe of `grid` equals the same probe trained in a one-probe grid."""
+    splits = random_splits(data.feats.shape[0], seed=1)
+    batched = fit_probes(
+        data.feats, data.labels, splits, grid, config, keys=data.keys, progress=False
+    )
+    for row in batched.probes.iter_rows(named=True):
+        alone = fit_probes(
+            data.feats,
+            data.labels,
+            splits,
+            one_probe_grid(row, grid.kind, hidden),
+            config,
+            keys=data.keys,
+            progress=False,
+        )
+        p = row["probe"]
+        for name, tensor in alone.weights.items():
+            torch.testing.assert_close(tensor[0], batched.weights[name][p], atol=1e-5, rtol=1e-5)
+        assert alone.probes["best_epoch"][0] == row["best_epoch"]
+        mine = batched.metrics.filter(probe=p).sort("split", "metric")
+        np.testing.assert_allclose(
+            alone.metrics.sort("split", "metric")["value"].to_numpy(),
+            mine["value"].to_numpy(),
+            atol=1e-5,
+        )
+    return batched.probes.height
+
+
+def test_grid_of_24_probes_equals_each_probe_alone(synthetic: Synthetic) -> None:
+    grid = ProbeGrid(seeds=[0, 7], control=True, train_fractions=(1.0, 0.5))
+    assert assert_probes_match_alone(synthetic, grid, CONFIG) == 24
+
+
+def test_shared_order_grid_equals_each_probe_alone(synthetic: Synthetic) -> None:
+    grid = ProbeGrid(seeds=[1, 2], control=True, sites=[0, 2], train_fractions=(1.0, 0.25))
+    config = TrainConfig(epochs=2, batch_size=32, shared_order=True)
+    assert assert_probes_match_alone(synthetic, grid, config) == 16
+
+
+def test_mlp_grid_equals_each_probe_alone() -> None:
+    data = make_synthetic(n=120, dim=6)
+    grid = ProbeGrid(seeds=[0, 1], control=True, sites=[1, 2], kind="mlp", hidden=12)
+    assert assert_probes_match_alone(data, grid, TrainConfig(epochs=2, batch_size=16), 12) == 8
+
+
+@pytest.mark.parametrize(("control", "fraction"), [(False, 1.0), (True, 0.5)])
+def test_one_probe_equals_textbook_training(
+    synthetic: Synthetic, control: bool, fraction: float
+) -> None:
+    """Autograd, torch.optim.AdamW + LambdaLR and sklearn's macro-F1 give the same probe."""
+    n = synthetic.feats.shape[0]
+    splits = random_splits(n, seed=3)
+    config = TrainConfig(epochs=4, batch_size=16)
+    grid = ProbeGrid(
+        seeds=[5], task=not control, control=control, sites=[2], train_fractions=(fraction,)
+    )
+    res = fit_probes(
+        synthetic.feats,
+        synthetic.labels,
+        splits,
+        grid,
+        config,
+        keys=synthetic.keys,
+        progress=False,
+    )
+    ref = train_reference_probe(
+        synthetic.feats[:, 2],
+        synthetic.labels,
+        splits.codes(),
+        seed=5,
+        control=control,
+        fraction=fraction,
+        config=config,
+        type_ids=type_ids(synthetic.keys, n),
+    )
+    torch.testing.assert_close(res.coef_[0], ref["coef"], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(res.intercept_[0], ref["intercept"], atol=1e-5, rtol=1e-5)
+    assert res.probes["best_epoch"][0] == ref["best_epoch"]
+    test = splits.test
+    pred = (synthetic.feats[test, 2] @ ref["coef"] + ref["intercept"]).argmax(-1).numpy()
+    truth = ref["y"][test].numpy()
+    scores = res.table().filter(split="test")
+    got = dict(zip(scores["metric"], scores["value"]))
+    assert got["accuracy"] == pytest.approx(accuracy_score(truth, pred))
+    assert got["macro_f1"] == pytest.approx(f1_score(truth, pred, average="macro"))
+
+
+def test_probes_learn_where_the_signal_is(synthetic: Synthetic) -> None:
+    splits = random_splits(synthetic.feats.shape[0])
+    config = TrainConfig(epochs=10, batch_size=16, lr=1e-2)
+    res = fit_probes(
+        synthetic.feats, synthetic.labels, splits, ProbeGrid(seeds=[0]), config, progress=False
+    )
+    acc = res.table().filter(split="test", metric="accuracy").sort("site")["value"].to_list()
+    assert acc[0] < 0.5 < 0.9 < acc[2]
+    assert res.coef_.shape == (3, 8, 4) and res.intercept_.shape == (3, 4)
+
+
+def test_multilabel_and_regression_heads_learn() -> None:
+    gen = torch.Generator().manual_seed(0)
+    n, dim = 300, 6
+    feats = torch.randn(n, 2, dim, generator=gen)
+    splits = random_splits(n)
+    config = TrainConfig(epochs=15, batch_size=16, lr=3e-2, dropout=0.0)
+    value = feats[:, 1, 0] - feats[:, 1, 1]
+    reg = fit_probes(feats, value, splits, ProbeGrid(seeds=[0]), config, progress=False)
+    r = reg.table().filter(split="test", metric="pearson").sort("site")["value"].to_list()
+    assert abs(r[0]) < 0.3 and r[1] > 0.95
+    multi = torch.stack([feats[:, 1, 0] > 0, feats[:, 1, 2] > 0.5, feats[:, 1, 3] < 0], 1)
+    res = fit_probes(feats, multi.long(), splits, ProbeGrid(seeds=[0]), config, progress=False)
+    f1 = res.table().filter(split="test", metric="micro_f1").sort("site")["value"].to_list()
+    assert f1[1] > 0.85 > f1[0]
+    assert set(res.table()["metric"].unique()) == {"accuracy", "macro_f1", "micro_f1"}
+
+
+def test_table_has_every_split_metric_and_best_epoch(synthetic: Synthetic) -> None:
+    splits = random_splits(synthetic.feats.shape[0])
+    res = fit_probes(
+        synthetic.feats,
+        synthetic.labels,
+        splits,
+        ProbeGrid(seeds=[0, 1], control=True),
+        CONFIG,
+        keys=synthetic.keys,
+        progress=False,
+    )
+    table = res.table()
+    assert table.columns == [
+        "site",
+        "seed",
+        "variant",
+        "mask",
+        "split",
+        "metric",
+        "value",
+        "best_epoch",
+    ]
+    assert table.height == 12 * 3 * 4
+    assert table["best_epoch"].is_between(1, CONFIG.epochs).all()
+    summary = res.summary().filter(split="test", metric="accuracy", variant="task", site=2)
+    values = table.filter(split="test", metric="accuracy", variant="task", site=2)["value"]
+    assert summary["mean"][0] == pytest.approx(values.mean())
+    assert summary["std"][0] == pytest.approx(values.std())
+    assert isinstance(summary, pl.DataFrame)
+    # the saved weights reproduce the reported metrics
+    pred = res.predict(synthetic.feats[splits.test])
+    test = table.filter(split="test", metric="accuracy", variant="task").sort("site", "seed")
+    probes = res.probes.filter(variant="task").sort("site", "seed")["probe"].to_list()
+    acc = (pred[probes] == synthetic.labels[splits.test]).double().mean(1)
+    np.testing.assert_allclose(acc.numpy(), test["value"].to_numpy())
+
+
+def test_half_precision_features_train_as_their_float32_values(synthetic: Synthetic) -> None:
+    splits = random_splits(synthetic.feats.shape[0])
+    half = synthetic.feats.half()
+    grid = ProbeGrid(seeds=[0], control=True, sites=[1])
+    a = fit_probes(
+        half,
+        synthetic.labels,
+        splits,
+        grid,
+        CONFIG,
+        keys=synthetic.keys,
+        progress=False,
+        device="cpu",
+    )
+    b = fit_probes(
+        half.float(), synthetic.labels, splits, grid, CONFIG, keys=synthetic.keys, progress=False
+    )
+    assert torch.equal(a.coef_, b.coef_)
+    assert a.table().equals(b.table())
