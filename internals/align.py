@@ -16,6 +16,10 @@ import numpy as np
 from internals.errors import ItemError, TokenizerError
 from internals.items import CharSpan
 
+# IS_SPACE[c]: str.isspace() of code point c (every whitespace code point is below 0x3001);
+# the last entry stands for every code point above.
+IS_SPACE = np.array([chr(c).isspace() for c in range(0x3001)] + [False])
+
 
 @dataclass(frozen=True)
 class EncodedText:
@@ -38,7 +42,8 @@ def require_offsets(tokenizer: Any) -> None:
 def _trim(text: str, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Shrink character ranges so they start and end on non-whitespace (empty if all space)."""
     n = len(text)
-    space = np.fromiter((c.isspace() for c in text), dtype=bool, count=n)
+    codepoints = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    space = IS_SPACE[np.minimum(codepoints, len(IS_SPACE) - 1)]
     # next_solid[i]: first non-space index >= i; prev_solid_end[i]: 1 + last non-space index < i.
     index = np.arange(n + 1)
     solid_pos = np.where(np.append(~space, True), index, n + 1)
@@ -72,11 +77,15 @@ def align_text(
     off = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
     start, end = _trim(text, off[:, 0], off[:, 1])
     usable = (np.asarray(special, dtype=bool) == 0) & (end > start)
-    out: list[np.ndarray] = []
+    bounds = np.asarray(wanted, dtype=np.int64).reshape(-1, 2)
+    hits = usable & (start < bounds[:, 1:]) & (end > bounds[:, :1])  # [span, token]
+    span_of, token = np.nonzero(hits)
+    counts = np.bincount(span_of, minlength=len(wanted))
+    if counts.all():
+        return np.split(token, np.cumsum(counts)[:-1])
     last_char = int(end[usable].max()) if usable.any() else 0
-    for (s, e), owner in zip(wanted, owners):
-        positions = np.nonzero(usable & (start < e) & (end > s))[0]
-        if positions.size == 0:
+    for (s, e), owner, count in zip(wanted, owners, counts):
+        if count == 0:
             if s >= last_char:
                 fix = "the text was truncated at the model's maximum length; shorten the text"
             else:
@@ -84,8 +93,7 @@ def align_text(
             raise ItemError(
                 owner, f"span ({s}, {e}) of {field} ({text[s:e]!r}) covers no token: {fix}"
             )
-        out.append(positions)
-    return out
+    raise AssertionError("unreachable: some span has no token")
 
 
 def encode_texts(

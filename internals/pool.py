@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import torch
+import torch.nn.functional as F
 from jaxtyping import Float, Int
 from torch import Tensor
 
@@ -18,11 +19,16 @@ class TokenSegments:
     """Which token positions make up each pooled segment (a word, a span, a whole text).
 
     `positions` are flat indices into a `[batch, token]` grid, grouped by segment in segment order;
-    `lengths[s]` is how many positions segment `s` owns (never 0).
+    `lengths[s]` is how many positions segment `s` owns (never 0). `offsets[s]` (derived) is where
+    segment `s` starts in `positions`.
     """
 
     positions: Int[Tensor, " pair"]
     lengths: Int[Tensor, " segment"]
+    offsets: Int[Tensor, " segment"] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "offsets", torch.cumsum(self.lengths, 0) - self.lengths)
 
     @property
     def count(self) -> int:
@@ -61,23 +67,21 @@ def pool_spans(
 ) -> Float[Tensor, "segment dim"]:
     """Reduce each segment's token vectors to one vector, on `hidden`'s device, without a loop.
 
-    `mean` and `max` use one gather plus `index_add_` / `scatter_reduce_`; `first` and `last` are
-    one gather. Only the pooled rows are returned, so callers can drop `hidden` right after.
+    `mean` is one fused gather-and-sum (`embedding_bag`) and a division, `first`/`last` one
+    gather, `max` a gather and a `scatter_reduce`. Only the pooled rows are returned, so callers
+    can drop `hidden` right after.
     """
     flat = hidden.reshape(-1, hidden.shape[-1])
-    lengths = segments.lengths
     if how == "first":
-        starts = torch.cumsum(lengths, 0) - lengths
-        return flat[segments.positions[starts]]
+        return flat.index_select(0, segments.positions[segments.offsets])
     if how == "last":
-        return flat[segments.positions[torch.cumsum(lengths, 0) - 1]]
-    rows = flat[segments.positions]
-    ids = segments.segment_ids()
-    out = torch.zeros(segments.count, flat.shape[-1], dtype=flat.dtype, device=flat.device)
+        return flat.index_select(0, segments.positions[segments.offsets + segments.lengths - 1])
     if how == "mean":
-        out.index_add_(0, ids, rows)
-        return out / lengths.to(out.dtype).unsqueeze(-1)
+        sums = F.embedding_bag(segments.positions, flat, segments.offsets, mode="sum")
+        return sums.div_(segments.lengths.to(sums.dtype).unsqueeze(-1))
     if how == "max":
-        index = ids.unsqueeze(-1).expand(-1, flat.shape[-1])
+        rows = flat.index_select(0, segments.positions)
+        index = segments.segment_ids().unsqueeze(-1).expand(-1, flat.shape[-1])
+        out = torch.empty(segments.count, flat.shape[-1], dtype=flat.dtype, device=flat.device)
         return out.scatter_reduce_(0, index, rows, reduce="amax", include_self=False)
     raise ValueError(f"pool={how!r} is not a pooling; choose one of {', '.join(POOL_CHOICES)}")

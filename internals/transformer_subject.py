@@ -120,8 +120,8 @@ class TransformerSubject(Subject):
                     [np.arange(first_segment[i], first_segment[i] + counts[i]) for i in batch_index]
                 )
             )
-            for k, site in enumerate(sites):
-                pooled_all[target, k] = pooled[site].detach().float().cpu()
+            rows_now = torch.stack([pooled[site] for site in sites], dim=1)
+            pooled_all[target] = rows_now.detach().float().cpu()
             if bar is not None:  # progress in items' texts, spread over the distinct texts
                 done_now = min(total, done + round(total * len(batch_index) / len(encoded)))
                 bar.update(done_now - done)
