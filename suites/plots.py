@@ -25,7 +25,7 @@ def layer_curves(
 ) -> Path:
     """One line per group of `line` columns: `y` against `x` (with an error band from `error`)."""
     groups = [line] if isinstance(line, str) else list(line)
-    fig, ax = plt.subplots(figsize=(6.5, 4))
+    fig, ax = plt.subplots(figsize=(8, 4))
     for key, rows in frame.sort(x).group_by(groups, maintain_order=True):
         label = " / ".join(str(k) for k in key)
         xs, ys = rows[x].to_list(), rows[y].to_list()
@@ -37,9 +37,9 @@ def layer_curves(
             )
     ax.set_xlabel(x)
     ax.set_ylabel(ylabel or y)
-    ax.set_title(title)
+    ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return save_figure(fig, path)
 
 

@@ -233,9 +233,8 @@ def drop_table(scores: pl.DataFrame) -> pl.DataFrame:
 def pretrained_vs_random(scores: pl.DataFrame, test_set: str = "mem_exact") -> pl.DataFrame:
     """Per site: task score (%) of the pretrained and the random subject on one test set."""
     chosen = scores.filter((pl.col("variant") == "task") & (pl.col("test_set") == test_set))
-    mean = chosen.group_by("task", "site_name", "layer", "init").agg(
-        (pl.col("value").mean() * 100).alias("score"), (pl.col("value").std() * 100).alias("std")
-    )
-    return mean.pivot(on="init", index=["task", "site_name", "layer"], values="score").sort(
-        "task", "layer"
-    )
+    keys = ["task", "model", "site_name", "layer"]
+    mean = chosen.group_by(*keys, "init").agg((pl.col("value").mean() * 100).alias("score"))
+    wide = mean.pivot(on="init", index=keys, values="score").sort("task", "model", "layer")
+    inits = [c for c in ("pretrained", "random") if c in wide.columns]
+    return wide.select(*keys, *inits)

@@ -76,18 +76,28 @@ def _plots(scores: pl.DataFrame, out: Path) -> None:
             (pl.col("value").mean() * 100).alias("value"),
             (pl.col("value").std().fill_null(0) * 100).alias("std"),
         )
+        lines = (
+            ["init", "test_set"] if mean["model"].n_unique() == 1 else ["model", "init", "test_set"]
+        )
         layer_curves(
             mean,
             out / "plots" / f"{str(task).replace('/', '_').replace(':', '-')}.png",
-            line=["model", "init", "test_set"],
+            line=lines,
             error="std",
             ylabel="accuracy (%)",
-            title=f"{task}: pretrained vs random, original vs Mem-Exact-filtered",
+            title=f"{task}: pretrained vs random, original vs Mem-Exact-filtered test",
         )
 
 
 def _print(tables: dict[str, pl.DataFrame]) -> None:
-    with pl.Config(tbl_rows=60, tbl_cols=12, fmt_str_lengths=40, float_precision=2):
+    with pl.Config(
+        tbl_rows=60,
+        tbl_cols=12,
+        fmt_str_lengths=40,
+        float_precision=2,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+    ):
         print("\nHeuristic accuracy on the test set (%) — paper Table 2")
         print(tables["heuristics"].select("task", "legacy_keys", "heuristic", "accuracy"))
         drops = tables["drops"]
@@ -99,4 +109,5 @@ def _print(tables: dict[str, pl.DataFrame]) -> None:
             )
         )
         print("\nAccuracy (%) on the Mem-Exact-filtered test set, per layer — paper Tables 5-6")
-        print(tables["pretrained_vs_random"])
+        versus = tables["pretrained_vs_random"]
+        print(versus.drop("model") if versus["model"].n_unique() == 1 else versus)
