@@ -32,6 +32,7 @@ import numpy as np
 import polars as pl
 from jaxtyping import Float
 
+from suites.plots import save_figure
 from suites.ranking import check_scores, kendall_tau, mwr_from_rates, ranks_of, win_rates
 
 matplotlib.use("Agg")
@@ -226,11 +227,4 @@ def plot_curve(curve: pl.DataFrame, path: str | Path, title: str = "") -> Path:
     lines = ax.get_lines() + share.get_lines()
     ax.legend(lines, [str(line.get_label()) for line in lines], fontsize=8, loc="upper center")
     ax.set_title(title or "Reliability vs efficiency")
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    tmp = target.with_name(f".{target.name}.tmp.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    tmp.replace(target)
-    return target
+    return save_figure(fig, path)

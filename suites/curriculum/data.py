@@ -8,12 +8,12 @@ Frame rows: text = premise, text_pair = hypothesis, label = gold label, plus the
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
 
+from suites.jsonl import read_jsonl
 from suites.tasks import Task, TaskError, make_frame
 
 THREE_WAY = ("entailment", "neutral", "contradiction")  # paper §3.3: 3-way NLI labels
@@ -47,30 +47,17 @@ def label_scheme(labels: Sequence[str]) -> str:
 
 def _read_rows(path: Path, split: str) -> list[dict]:
     rows = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise TaskError(f"{path}:{number}: not valid JSON ({error.msg})") from error
-            missing = [k for k in ("premise", "hypothesis", "gold_label") if not record.get(k)]
-            if missing:
-                raise TaskError(
-                    f"{path}:{number}: field(s) {missing} missing or empty; every line needs"
-                    " premise, hypothesis and gold_label"
-                )
-            rows.append(
-                {
-                    "text": str(record["premise"]),
-                    "text_pair": str(record["hypothesis"]),
-                    "label": str(record["gold_label"]),
-                    "split": split,
-                    "key": str(record["hypothesis"]),
-                    "idx": int(record.get("idx", number - 1)),
-                }
-            )
+    for number, record in read_jsonl(path, ("premise", "hypothesis", "gold_label"), "an NLI line"):
+        rows.append(
+            {
+                "text": str(record["premise"]),
+                "text_pair": str(record["hypothesis"]),
+                "label": str(record["gold_label"]),
+                "split": split,
+                "key": str(record["hypothesis"]),
+                "idx": int(record.get("idx", number - 1)),
+            }
+        )
     if not rows:
         raise TaskError(f"{path} holds no NLI pairs; check the file")
     return rows

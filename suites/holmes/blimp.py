@@ -7,12 +7,12 @@ Both sentences of a pair share a split (seeded 70/10/20 over pairs, Holmes §4.3
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
 from suites.holmes.inventory import PHENOMENON_TYPES, lookup
 from suites.holmes.sampling import split_groups
+from suites.jsonl import read_jsonl
 from suites.tasks import Task, TaskError, make_frame
 
 HOLMES_SPLITS = (0.7, 0.1, 0.2)  # Holmes §4.3: 70/10/20 where the data defines none
@@ -70,22 +70,4 @@ def read_blimp(
 
 
 def _records(source: Path) -> list[tuple[int, dict]]:
-    records = []
-    with source.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise TaskError(f"{source}:{number}: not valid JSON ({error.msg})") from error
-            missing = [f for f in FIELDS if not str(record.get(f, "")).strip()]
-            if missing:
-                raise TaskError(
-                    f"{source}:{number}: {missing} missing or empty; a BLiMP line needs"
-                    " sentence_good and sentence_bad"
-                )
-            records.append((number, record))
-    if not records:
-        raise TaskError(f"{source} holds no minimal pairs")
-    return records
+    return read_jsonl(source, FIELDS, "a BLiMP line")
