@@ -114,3 +114,22 @@ def test_span_lost_to_truncation_names_the_item(minilm_tokenizer):
     span = (len(text) - 6, len(text))
     with pytest.raises(ItemError, match=r"item 7: .*truncated"):
         encode_texts(minilm_tokenizer, [text], [(span,)], [7], ["text"], max_length=16)
+
+
+def test_decoder_bos_is_never_pooled(bpe_tokenizer):
+    """A Llama-style tokenizer that prepends BOS: the BOS is marked special and left out."""
+    from tokenizers import Tokenizer
+    from tokenizers.processors import TemplateProcessing
+    from transformers import PreTrainedTokenizerFast
+
+    backend = Tokenizer.from_str(bpe_tokenizer.backend_tokenizer.to_str())
+    bos = bpe_tokenizer.convert_tokens_to_ids("<|im_start|>")
+    backend.post_processor = TemplateProcessing(
+        single="<|im_start|> $A", special_tokens=[("<|im_start|>", bos)]
+    )
+    with_bos = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<|im_start|>")
+    text = "The cat sat."
+    (encoded,) = encode_texts(with_bos, [text], [()], [0], ["text"], max_length=None)
+    assert encoded.input_ids[0] == bos
+    assert 0 not in encoded.segments[0].tolist()
+    assert encoded.segments[0].tolist() == list(range(1, len(encoded.input_ids)))
