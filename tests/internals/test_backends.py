@@ -7,6 +7,7 @@ import torch
 
 from internals import Site, SpanItem, load_subject, sites
 from internals.sites import parse_site, select
+from tests.tiny_models import random_llama
 
 ITEMS = [
     SpanItem("The cat sat on the mat.", spans=((4, 7),)),
@@ -33,19 +34,7 @@ def test_lens_equals_nnsight_on_minilm(minilm):
 
 
 def test_lens_equals_nnsight_on_random_llama(bpe_tokenizer):
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    config = LlamaConfig(
-        num_hidden_layers=2,
-        hidden_size=64,
-        intermediate_size=128,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        vocab_size=len(bpe_tokenizer),
-        bos_token_id=1,
-        eos_token_id=2,
-    )
-    model = LlamaForCausalLM(config).eval()
+    model = random_llama(bpe_tokenizer)
     sight = load_subject(model, tokenizer=bpe_tokenizer)
     lens = load_subject(model, tokenizer=bpe_tokenizer, backend="lens")
     every = sites.every_layer(sight)

@@ -7,6 +7,7 @@ import torch
 
 from internals import SpanItem, load_subject, sites
 from tests.internals.reference import naive_features
+from tests.tiny_models import random_bert, random_gpt2, random_t5
 
 TOL = {"rtol": 1e-5, "atol": 1e-5}
 
@@ -69,61 +70,29 @@ def test_smollm2_real_smoke(smollm2_dir):
 
 
 @pytest.fixture(scope="module")
-def random_gpt2(bpe_tokenizer):
-    from transformers import GPT2Config, GPT2Model
-
-    config = GPT2Config(
-        n_layer=3,
-        n_embd=64,
-        n_head=4,
-        vocab_size=len(bpe_tokenizer),
-        n_positions=256,
-        bos_token_id=1,
-        eos_token_id=2,
-    )
-    return GPT2Model(config).eval()
+def gpt2(bpe_tokenizer):
+    return random_gpt2(bpe_tokenizer, layers=3, width=64)
 
 
 @pytest.mark.parametrize("side", ["left", "right"])
-def test_random_gpt2_decoder_both_padding_sides(random_gpt2, bpe_tokenizer, side):
-    subject = load_subject(random_gpt2, tokenizer=bpe_tokenizer, padding_side=side, batch_size=4)
+def test_random_gpt2_decoder_both_padding_sides(gpt2, bpe_tokenizer, side):
+    subject = load_subject(gpt2, tokenizer=bpe_tokenizer, padding_side=side, batch_size=4)
     assert subject.kind == "decoder" and subject.layout.parts["decoder"].final_norm is not None
     check(subject, ITEMS)
     check(subject, TWO_SPANS)
 
 
 def test_random_bert(minilm_tokenizer):
-    from transformers import BertConfig, BertModel
-
-    config = BertConfig(
-        num_hidden_layers=3,
-        hidden_size=64,
-        intermediate_size=128,
-        num_attention_heads=4,
-        vocab_size=minilm_tokenizer.vocab_size,
-    )
-    subject = load_subject(BertModel(config).eval(), tokenizer=minilm_tokenizer, batch_size=3)
+    model = random_bert(minilm_tokenizer, layers=3, width=64)
+    subject = load_subject(model, tokenizer=minilm_tokenizer, batch_size=3)
     assert subject.kind == "encoder"
     check(subject, ITEMS)
     check(subject, PAIRS)
 
 
 def test_random_t5_encoder_and_decoder_sites(sentencepiece_tokenizer):
-    from transformers import T5Config, T5Model
-
-    config = T5Config(
-        num_layers=2,
-        num_decoder_layers=3,
-        d_model=64,
-        d_ff=128,
-        num_heads=4,
-        d_kv=16,
-        vocab_size=len(sentencepiece_tokenizer),
-        decoder_start_token_id=0,
-        pad_token_id=0,
-        eos_token_id=1,
-    )
-    subject = load_subject(T5Model(config).eval(), tokenizer=sentencepiece_tokenizer, batch_size=3)
+    model = random_t5(sentencepiece_tokenizer, decoder_layers=3)
+    subject = load_subject(model, tokenizer=sentencepiece_tokenizer, batch_size=3)
     assert subject.part_layers == {"encoder": 2, "decoder": 3}
     every = sites.every_layer(subject)
     assert [s.name for s in every][:3] == ["encoder.0", "encoder.1", "encoder.2"]

@@ -4,13 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from transformers import (
-    BertConfig,
-    BertForMaskedLM,
-    BertModel,
-    GPT2Config,
-    GPT2LMHeadModel,
-)
+from transformers import BertModel
 
 from suites.cc import (
     MASK,
@@ -25,6 +19,7 @@ from suites.cc import (
 )
 from suites.cc.errors import ScoringError
 from suites.cc.scoring import start_token_id
+from tests.tiny_models import random_bert, random_gpt2
 
 TEXTS = [
     f"The stronger you are, the faster you are. Terry is stronger than John. Therefore, Terry is"
@@ -37,30 +32,12 @@ FILLERS = [("faster", "slower"), ("older", "younger"), ("richer", "poorer")]
 
 @pytest.fixture(scope="module")
 def tiny_bert(minilm_tokenizer):
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=minilm_tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-    )
-    return BertForMaskedLM(config).eval()
+    return random_bert(minilm_tokenizer, head="mlm")
 
 
 @pytest.fixture(scope="module")
 def tiny_gpt2(bpe_tokenizer):
-    torch.manual_seed(0)
-    config = GPT2Config(
-        vocab_size=len(bpe_tokenizer),
-        n_embd=32,
-        n_layer=2,
-        n_head=2,
-        n_positions=128,
-        bos_token_id=bpe_tokenizer.bos_token_id,
-        eos_token_id=bpe_tokenizer.eos_token_id,
-    )
-    return GPT2LMHeadModel(config).eval()
+    return random_gpt2(bpe_tokenizer, lm_head=True)
 
 
 def test_filler_tokens_take_the_in_sentence_form(minilm_tokenizer, bpe_tokenizer):

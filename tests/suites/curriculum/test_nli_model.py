@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from transformers import BertConfig, BertForSequenceClassification
+from transformers import BertForSequenceClassification
 
 from suites.curriculum import (
     THREE_WAY,
@@ -19,22 +19,14 @@ from suites.curriculum import (
     read,
     zero_shot,
 )
+from tests.tiny_models import random_bert
 
 ORDER = THREE_WAY  # the random model's classes, named in the benchmark's order
 
 
 @pytest.fixture(scope="module")
 def random_nli(minilm_tokenizer):
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=minilm_tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        num_labels=3,
-    )
-    return BertForSequenceClassification(config).eval()
+    return random_bert(minilm_tokenizer, head="classification", num_labels=3)
 
 
 @pytest.fixture(scope="module")

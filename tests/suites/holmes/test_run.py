@@ -11,6 +11,7 @@ from probes.mdl import prefix_size
 from suites.holmes import HolmesConfig, HolmesRunError, TaskLimits, run_holmes
 from suites.holmes import run as holmes_run
 from suites.holmes.models import model_entry
+from tests.tiny_models import random_t5
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 TASKS = ["blimp-adjunct_island", "blimp-regular_plural_subject_verb_agreement_1", "upos"]
@@ -126,21 +127,7 @@ def test_rerun_skips_finished_units_and_refuses_other_settings(holmes_out, monke
 
 @pytest.mark.slow
 def test_every_model_family_in_one_run(tmp_path, sentencepiece_tokenizer, smollm2_dir, shared_data):
-    from transformers import T5Config, T5Model
-
-    config = T5Config(
-        num_layers=2,
-        num_decoder_layers=2,
-        d_model=64,
-        d_ff=128,
-        num_heads=4,
-        d_kv=16,
-        vocab_size=len(sentencepiece_tokenizer),
-        decoder_start_token_id=0,
-        pad_token_id=0,
-        eos_token_id=1,
-    )
-    t5 = load_subject(T5Model(config).eval(), tokenizer=sentencepiece_tokenizer)
+    t5 = load_subject(random_t5(sentencepiece_tokenizer), tokenizer=sentencepiece_tokenizer)
     smollm2 = load_subject(str(smollm2_dir))
     assert (t5.kind, smollm2.kind) == ("encoder-decoder", "decoder")
     quick = HolmesConfig(
