@@ -6,7 +6,6 @@ from internals.errors import (
     LingprobeError,
     ModelNotFoundError,
     SiteError,
-    StoreError,
     TokenizerError,
     VectorsFileError,
 )
@@ -23,7 +22,6 @@ __all__ = [
     "Site",
     "SiteError",
     "SpanItem",
-    "StoreError",
     "Subject",
     "TokenSegments",
     "TokenizerError",

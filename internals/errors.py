@@ -33,7 +33,3 @@ class VectorsFileError(LingprobeError, ValueError):
 
 class ModelNotFoundError(LingprobeError, LookupError):
     """A model spec names nothing that can be loaded here."""
-
-
-class StoreError(LingprobeError, RuntimeError):
-    """The activation store holds something it cannot use."""

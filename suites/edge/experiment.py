@@ -20,7 +20,7 @@ from torch import Tensor
 
 from internals import Site, Subject
 from probes import ProbeGrid, TrainConfig, classification_metrics, multilabel_metrics
-from suites.edge.heuristics import HEURISTICS, classify, heuristics
+from suites.edge.heuristics import HEURISTICS, accuracy_table, classify
 from suites.probing import probe_task, task_features
 from suites.tasks import Task
 
@@ -190,12 +190,10 @@ def run_edge(
     task = prepare(train, test, config)
     train_part = task.with_frame(task.frame.filter(pl.col("split") != "test"))
     test_part = task.with_frame(task.split("test"))
-    table = heuristics(
-        train_part, test_part, seed=config.heuristic_seed, legacy_keys=config.legacy_keys
-    ).with_columns(task=pl.lit(task.name))
     marked = classify(
         train_part, test_part, seed=config.heuristic_seed, legacy_keys=config.legacy_keys
     )
+    table = accuracy_table(marked).with_columns(task=pl.lit(task.name))
     scores = pl.concat(
         score_subject(s, task, marked, sites, config, store=store, progress=progress).with_columns(
             task=pl.lit(task.name)

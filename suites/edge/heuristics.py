@@ -98,7 +98,11 @@ def heuristics(
     train: Task, test: Task, *, seed: int = 0, legacy_keys: bool = False
 ) -> pl.DataFrame:
     """Columns heuristic, accuracy (% of the test set it classifies correctly), correct, total."""
-    marked = classify(train, test, seed=seed, legacy_keys=legacy_keys)
+    return accuracy_table(classify(train, test, seed=seed, legacy_keys=legacy_keys))
+
+
+def accuracy_table(marked: pl.DataFrame) -> pl.DataFrame:
+    """`heuristics`' table from a test frame that `classify` has already marked."""
     return pl.DataFrame(
         {
             "heuristic": list(HEURISTICS),
