@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-
-class LingprobeError(Exception):
-    """Base class of every error lingprobe raises on purpose."""
+from lingprobe.errors import LingprobeError
 
 
 class ItemError(LingprobeError, ValueError):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from lingprobe.errors import LingprobeError
 
-class ProbeInputError(ValueError):
+
+class ProbeInputError(LingprobeError, ValueError):
     """Features, targets, splits or keys that cannot be probed (shape, value, or content)."""
 
 
-class ProbeConfigError(ValueError):
+class ProbeConfigError(LingprobeError, ValueError):
     """A `ProbeGrid`, `TrainConfig` or `MDLBlocks` setting that is out of range or inconsistent."""
 
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import suites.commands
-from internals.errors import LingprobeError
+from lingprobe.errors import LingprobeError
 
 
 @dataclass(frozen=True)

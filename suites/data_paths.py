@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from internals.errors import LingprobeError
+from lingprobe.errors import LingprobeError
 
 
 class DataNotFoundError(LingprobeError, FileNotFoundError):

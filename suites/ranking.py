@@ -26,7 +26,7 @@ import polars as pl
 from jaxtyping import Float
 from scipy import stats
 
-from internals.errors import LingprobeError
+from lingprobe.errors import LingprobeError
 
 SCORE_COLUMNS = ("dataset", "model", "score")
 

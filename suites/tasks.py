@@ -23,6 +23,7 @@ import torch
 from torch import Tensor
 
 from internals import SpanItem
+from lingprobe.errors import LingprobeError
 
 TargetType = Literal["class", "multilabel", "regression"]
 SPLITS = ("train", "dev", "test")
@@ -38,7 +39,7 @@ SCHEMA = {
 }
 
 
-class TaskError(ValueError):
+class TaskError(LingprobeError, ValueError):
     """A task or its data is malformed; the message names the row or field and the fix."""
 
 

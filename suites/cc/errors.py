@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from internals.errors import LingprobeError
+from lingprobe.errors import LingprobeError
 
 
 class VocabularyError(LingprobeError, ValueError):

@@ -15,7 +15,7 @@ import torch
 from jaxtyping import Float, Int
 from torch import Tensor
 
-from internals.errors import LingprobeError
+from lingprobe.errors import LingprobeError
 from probes import confusion_matrices, mcc
 from suites.curriculum.data import THREE_WAY, TWO_WAY
 

@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 
 from internals import Subject
 from internals import sites as site_rules
-from internals.errors import LingprobeError
+from lingprobe.errors import LingprobeError
 from probes import ProbeGrid, TrainConfig
 from suites.flash import FLASH_FRACTIONS
 from suites.holmes.catalog import TaskLimits, build_task

@@ -1,0 +1,11 @@
+"""The root of lingprobe's exceptions: catch `LingprobeError` to catch every deliberate error."""
+
+from __future__ import annotations
+
+
+class LingprobeError(Exception):
+    """Base class of every error lingprobe raises on purpose; the message names the fix.
+
+    Every package's errors derive from it (`internals.ItemError`, `probes.ProbeInputError`,
+    `suites.tasks.TaskError`, ...), so a script or the CLI can tell a refused input from a bug.
+    """
