@@ -28,7 +28,7 @@ import torch
 from internals import load_subject
 from internals import sites as site_rules
 from probes import TrainConfig
-from suites.data_paths import shared_data
+from suites.datasets import as_source
 from suites.edge import read_conllu
 from suites.edge.experiment import EdgeConfig, run_edge
 from suites.edge.report import save_unit
@@ -42,9 +42,8 @@ SEEDS, EPOCHS, LR, PAIRS, SENTENCES = 3, 5, 0.01, 400, 150
 ROUNDS = 3
 
 
-def sweep_config(folder: Path, out: str, data: Path, executor: str = "local") -> Path:
+def sweep_config(folder: Path, out: str, data: str, executor: str = "local") -> Path:
     """The benchmark sweep: 2 models x (2 BLiMP paradigms + EWT UPOS)."""
-    ewt = data / "ud_english_ewt"
     text = f"""
 [sweep]
 out = "{folder / out}"
@@ -64,8 +63,8 @@ tasks = {list(BLIMP)!r}
 [[suites]]
 suite = "edge"
 task = "conllu:upos"
-train = "{ewt / "en_ewt-ud-train.conllu"}"
-test = "{ewt / "en_ewt-ud-dev.conllu"}"
+train = "ud-english-ewt:train"
+test = "ud-english-ewt:dev"
 layers = "last"
 
 [probe]
@@ -83,7 +82,7 @@ sentences = {SENTENCES}
     return path
 
 
-def by_hand(folder: Path, data: Path) -> pl.DataFrame:
+def by_hand(folder: Path, data: str) -> pl.DataFrame:
     """The same units without the sweep; returns the Holmes scores."""
     torch.set_num_threads(1)  # the sweep's [resources] cpus = 1
     holmes = HolmesConfig(
@@ -93,7 +92,7 @@ def by_hand(folder: Path, data: Path) -> pl.DataFrame:
         limits=TaskLimits(blimp_pairs=PAIRS),
     )
     edge = EdgeConfig(seeds=tuple(range(SEEDS)), epochs=EPOCHS, lr=LR)
-    ewt = data / "ud_english_ewt"
+    source = as_source(data)
     boards = []
     for name in MODELS:
         subject = load_subject(name)
@@ -110,10 +109,10 @@ def by_hand(folder: Path, data: Path) -> pl.DataFrame:
                     summary=False,
                 ).with_columns(model=pl.lit(name))
             )
-        train = read_conllu(ewt / "en_ewt-ud-train.conllu", "upos", limit_sentences=SENTENCES)
-        test = read_conllu(
-            ewt / "en_ewt-ud-dev.conllu", "upos", split="test", limit_sentences=SENTENCES
-        )
+        train_file = source.path("ud-english-ewt", "train")
+        train = read_conllu(train_file, "upos", limit_sentences=SENTENCES)
+        test_file = source.path("ud-english-ewt", "dev")
+        test = read_conllu(test_file, "upos", split="test", limit_sentences=SENTENCES)
         results = run_edge(
             [subject],
             train,
@@ -139,8 +138,8 @@ def holmes_scores(board: pl.DataFrame) -> pl.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def data() -> Path:
-    return shared_data()
+def data() -> str:
+    return "samples"  # the shipped data: BLiMP paradigms and the EWT sample
 
 
 def test_sweep_overhead_local(benchmark, data):

@@ -1,25 +1,29 @@
-"""Benchmark inputs: the first N sentences of UD English EWT dev, one item per word."""
+"""Benchmark inputs: the first N sentences of UD English EWT dev, one item per word.
+
+Read from the shipped EWT sample (800 dev sentences) when that is enough, else from the full
+treebank through the dataset registry (`$LINGPROBE_DATA` or the cache; fetched once).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from internals import SpanItem
+from suites.datasets import DataSource
 from suites.edge.conllu import read_sentences
 
-EWT_DEV = (
-    Path(__file__).resolve().parents[2]
-    / "shared"
-    / "data"
-    / "ud_english_ewt"
-    / "en_ewt-ud-dev.conllu"
-)
+SAMPLE_DEV_SENTENCES = 800
+
+
+def ewt_dev(n: int) -> Path:
+    """The EWT dev file holding at least `n` sentences."""
+    return DataSource(samples=n <= SAMPLE_DEV_SENTENCES).path("ud-english-ewt", "dev")
 
 
 def sentences(n: int) -> list:
     """The first `n` sentences (text and words with character spans)."""
     out = []
-    for sentence in read_sentences(EWT_DEV):
+    for sentence in read_sentences(ewt_dev(n)):
         out.append(sentence)
         if len(out) == n:
             break

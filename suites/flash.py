@@ -190,17 +190,6 @@ def encoded_share(items: pl.DataFrame) -> pl.DataFrame:
     return totals.select("fraction", encoded_share=pl.col("used") / pl.col("full"))
 
 
-def published_curve(
-    data: str | Path | None = None, *, n_boot: int = N_BOOT, seed: int = 0
-) -> pl.DataFrame:
-    """The reliability-efficiency curve of the published Holmes vs FlashHolmes leaderboards."""
-    from suites.holmes.published import published_flash_scores, published_scores
-
-    return reliability_efficiency(
-        published_scores(data), published_flash_scores(data), n_boot=n_boot, seed=seed
-    )
-
-
 def plot_curve(curve: pl.DataFrame, path: str | Path, title: str = "") -> Path:
     """Rank resolution (left axis) and compute share (right axis) against the train fraction."""
     ordered = curve.sort("fraction")

@@ -14,7 +14,7 @@ A task converts to `internals.SpanItem`s (`items()`) and to `probes` inputs (`ta
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -23,7 +23,8 @@ import torch
 from torch import Tensor
 
 from internals import SpanItem
-from lingprobe.errors import LingprobeError
+from suites.errors import TaskError
+from suites.hf_source import HFData, dataset_name, load_tables, task_rows
 
 TargetType = Literal["class", "multilabel", "regression"]
 SPLITS = ("train", "dev", "test")
@@ -37,10 +38,6 @@ SCHEMA = {
     "split": pl.String,
     "key": pl.String,
 }
-
-
-class TaskError(LingprobeError, ValueError):
-    """A task or its data is malformed; the message names the row or field and the fix."""
 
 
 def span_key(text: str, spans: Sequence[Sequence[int]]) -> str:
@@ -106,6 +103,57 @@ class Task:
         if self.target_type == "multilabel":
             return set(column.explode().drop_nulls().to_list())
         return set(column.to_list())
+
+    @classmethod
+    def from_hf(
+        cls,
+        data: HFData,
+        *,
+        text: str = "text",
+        label: str = "label",
+        text_pair: str | None = None,
+        spans: str | None = None,
+        pair_spans: str | None = None,
+        split: str | Mapping[str, str] | None = None,
+        split_column: str | None = None,
+        target_type: TargetType | None = None,
+        name: str | None = None,
+        config: str | None = None,
+        revision: str | None = None,
+    ) -> Task:
+        """A task from a Hugging Face dataset, a hub name, or a local parquet/CSV/JSONL file.
+
+        `text`, `label` (and optional `text_pair`, `spans`, `pair_spans`: columns of character
+        spans `[start, end]` or lists of them) name the columns. A `DatasetDict`'s splits become
+        train/dev/test by name (`validation`/`dev` are dev); `split=` picks one split or maps
+        them (`{"train": "train", "validation": "test"}`); a single table is all `split`
+        (default train) unless `split_column=` holds train/dev/test per row. The label column
+        decides the target type (ClassLabel or strings: class; lists: multilabel; floats:
+        regression) unless `target_type=` says. Needs `pip install lingprobe[hf]`.
+
+        >>> from datasets import Dataset
+        >>> table = Dataset.from_dict({"sentence": ["A cat.", "Two dogs."], "n": ["sg", "pl"]})
+        >>> task = Task.from_hf(table, text="sentence", label="n", name="number")
+        >>> task.labels, len(task)
+        (('pl', 'sg'), 2)
+        """
+        tables = load_tables(data, split, config, revision)
+        rows, kind, labels = task_rows(
+            tables,
+            text=text,
+            label=label,
+            text_pair=text_pair,
+            spans=spans,
+            pair_spans=pair_spans,
+            split_column=split_column,
+            target_type=target_type,
+        )
+        return cls(
+            name=name or dataset_name(data),
+            frame=make_frame(rows, kind),
+            target_type=kind,
+            labels=tuple(labels),
+        )
 
     def __len__(self) -> int:
         return self.frame.height

@@ -1,27 +1,30 @@
-"""Test-wide settings (offline hub) and shared fixtures: real packaged models, tiny tokenizers."""
+"""Test-wide settings (offline hub, a private data folder) and shared fixtures: real packaged
+models, the shipped data samples, tiny tokenizers."""
 
 from __future__ import annotations
 
 import os
+import tempfile
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Tests read only what ships with lingprobe: a fresh, empty data folder, no mirror.
+os.environ["LINGPROBE_DATA"] = tempfile.mkdtemp(prefix="lingprobe-test-data-")
+os.environ.pop("LINGPROBE_DATA_MIRROR", None)
 
 from pathlib import Path
 
 import pytest
 import torch
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-
 
 @pytest.fixture(scope="session")
-def shared_data() -> Path:
-    """The shared real data folder (`../shared/data` next to the checkout)."""
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared data not found at {SHARED_DATA}")
-    return SHARED_DATA
+def samples():
+    """The datasets shipped inside lingprobe (`DataSource(samples=True)`): no network needed."""
+    from suites.datasets import DataSource
+
+    return DataSource(samples=True, progress=False)
 
 
 @pytest.fixture(scope="session")

@@ -10,21 +10,24 @@ import polars as pl
 from internals import load_subject
 from internals import sites as site_rules
 from suites.curriculum.config import CurriculumConfig
-from suites.curriculum.data import read_all
+from suites.curriculum.data import load_phenomena, read_all
 from suites.curriculum.finetune import FineTuneConfig
 from suites.curriculum.report import last_site, summarise
 from suites.curriculum.suite import ANALYSES, DEFAULT_ANALYSES, PROBE_ANALYSES, run_curriculum
-from suites.data_paths import shared_data
+from suites.datasets import FULL, SAMPLES
+from suites.tasks import Task
 
 FOLDER = "curriculum_nli"
 
 
-def data_folder(explicit: str | None) -> Path:
-    """The curriculum folder: `--data` itself, its `curriculum_nli/`, or the shared data's."""
-    if explicit is not None:
-        path = Path(explicit)
-        return path / FOLDER if (path / FOLDER).is_dir() else path
-    return shared_data() / FOLDER
+def read_tasks(data: str, phenomena: list[str] | None) -> dict[str, Task]:
+    """The phenomena from the registry (`full`, `samples`) or a folder of phenomenon folders."""
+    if data in (FULL, SAMPLES):
+        return load_phenomena(phenomena, data)
+    path = Path(data).expanduser()
+    if not any(path.glob("*/train.jsonl")) and any((path / FOLDER).glob("*/train.jsonl")):
+        path = path / FOLDER  # a data folder holding curriculum_nli/
+    return read_all(path, phenomena)
 
 
 def _ints(text: str) -> tuple[int, ...]:
@@ -54,7 +57,7 @@ def config_from(args: argparse.Namespace) -> CurriculumConfig:
 def run(args: argparse.Namespace) -> int:
     """Handler of `lingprobe run curriculum`."""
     analyses = _names(args.analyses) or list(DEFAULT_ANALYSES)
-    tasks = read_all(data_folder(args.data), _names(args.phenomena))
+    tasks = read_tasks(args.data, _names(args.phenomena))
     if args.max_test is not None:
         tasks = {n: t.subsample({"test": args.max_test}, seed=0) for n, t in tasks.items()}
     if args.max_train is not None:
@@ -119,9 +122,18 @@ def register(parsers) -> None:
         " hypothesis-only baseline, V-information difficulty and cross-distribution tests.",
     )
     p.add_argument("--model", default="sentence-transformers/all-MiniLM-L6-v2")
-    p.add_argument("--data", default=None, help="curriculum_nli folder (default: shared data)")
+    p.add_argument(
+        "--data",
+        default=FULL,
+        help=f"{FULL} (the registry's curriculum-nli, fetched once), {SAMPLES} (the shipped"
+        " sample) or a folder of <phenomenon>/train.jsonl, val.jsonl (default: %(default)s)",
+    )
     p.add_argument("--out", required=True, help="output folder")
-    p.add_argument("--phenomena", default=None, help="comma-separated (default: all folders)")
+    p.add_argument(
+        "--phenomena",
+        default=None,
+        help="comma-separated (default: the eight typed phenomena the data offers)",
+    )
     p.add_argument(
         "--analyses",
         default=",".join(DEFAULT_ANALYSES),

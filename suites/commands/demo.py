@@ -1,8 +1,9 @@
-"""`lingprobe demo`: the main job on the embedded MiniLM and the shared UD English EWT data.
+"""`lingprobe demo`: the main job on the embedded MiniLM and UD English EWT.
 
 MiniLM and its random twin, UPOS and dependency labels, every layer, with control tasks: the
 three tables of the edge-probing paper (heuristics, drops, pretrained vs random) and the plots.
-The data is subsampled (sentences, said in the output) so the run fits in minutes on a laptop CPU.
+By default it reads the EWT sample shipped with lingprobe (the first 3,000 train and 800 dev
+sentences: no download); `--data ud-english-ewt` runs it on the full treebank (fetched once).
 """
 
 from __future__ import annotations
@@ -15,23 +16,38 @@ from internals import load_subject
 from internals import sites as site_rules
 from internals.packaged import MINILM
 from suites.commands.edge import add_probe_options, config_from
-from suites.data_paths import data_file, shared_data
+from suites.datasets import DataError, DataSource
 from suites.edge.conllu import ConlluTask, read_conllu
 from suites.edge.experiment import run_edge
 from suites.edge.report import render, save_unit
 
 TASKS: tuple[ConlluTask, ...] = ("upos", "deprel")
+SAMPLE, FULL = "ud-english-ewt-sample", "ud-english-ewt"
+FILES = ("en_ewt-ud-train.conllu", "en_ewt-ud-dev.conllu")
+
+
+def ewt_files(data: str) -> tuple[Path, Path]:
+    """(train, dev) CoNLL-U files: from a registry dataset name, or a folder holding them."""
+    if data in (SAMPLE, FULL):
+        source = DataSource()
+        return source.path(data, "train"), source.path(data, "dev")
+    folder = Path(data).expanduser()
+    for candidate in (folder, folder / "ud_english_ewt"):
+        if all((candidate / f).is_file() for f in FILES):
+            return candidate / FILES[0], candidate / FILES[1]
+    raise DataError(
+        f"--data {data!r} is neither {SAMPLE!r} (the default, shipped), {FULL!r} (the full"
+        f" treebank, fetched once) nor a folder holding {FILES[0]} and {FILES[1]}"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Handler of `lingprobe demo`."""
     started = time.perf_counter()
-    root = shared_data(args.data)
-    train_path = data_file(root, "ud_english_ewt", "en_ewt-ud-train.conllu")
-    test_path = data_file(root, "ud_english_ewt", "en_ewt-ud-dev.conllu")
+    train_path, test_path = ewt_files(args.data)
     out = Path(args.out)
     print(f"lingprobe demo: {MINILM} (pretrained and random twin) on UD English EWT")
-    print(f"  data: {root}")
+    print(f"  data: {args.data} ({train_path.parent})")
     print(
         f"  subsample: the first {args.train_sentences} train sentences and the first"
         f" {args.test_sentences} dev sentences (the test set); pass --train-sentences /"
@@ -65,7 +81,12 @@ def register(parsers) -> None:
         "demo", help="the embedded end-to-end job (MiniLM on UD EWT)", description=__doc__
     )
     p.add_argument("--out", default="lingprobe-out/demo", help="output folder")
-    p.add_argument("--data", default=None, help="shared data folder (default: ../shared/data)")
+    p.add_argument(
+        "--data",
+        default=SAMPLE,
+        help=f"{SAMPLE} (shipped sample), {FULL} (full treebank, fetched once) or a folder"
+        " holding the EWT train and dev files (default: %(default)s)",
+    )
     p.add_argument("--train-sentences", type=int, default=3000)
     p.add_argument("--test-sentences", type=int, default=800)
     add_probe_options(p)

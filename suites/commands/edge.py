@@ -7,6 +7,7 @@ from pathlib import Path
 
 from internals import load_subject
 from internals import sites as site_rules
+from suites.datasets import resolve_file
 from suites.edge.conllu import read_conllu
 from suites.edge.experiment import EdgeConfig, run_edge
 from suites.edge.jiant import read_jiant
@@ -17,11 +18,15 @@ from suites.tasks import Task
 TASK_HELP = "conllu:upos | conllu:xpos | conllu:deprel | conllu:arc | jiant | semeval"
 
 
-def read_task(spec: str, path: str, split: str, limit: int | None) -> Task:
-    """Read one side (train or test) of an edge task named like `conllu:upos`."""
+def read_task(
+    spec: str, file: str, split: str, limit: int | None, data: str | Path | None = None
+) -> Task:
+    """Read one side (train or test) of an edge task named like `conllu:upos`.
+
+    `file` is a path or a registry reference such as `ud-english-ewt:train` (resolved in `data`).
+    """
     reader, _, variant = spec.partition(":")
-    if not Path(path).exists():
-        raise FileNotFoundError(f"{path} does not exist; give an existing --{split} file")
+    path = resolve_file(file, data, what=f"--{split}")
     if reader == "conllu":
         return read_conllu(path, variant or "upos", split=split, limit_sentences=limit)  # type: ignore[arg-type]
     if reader == "jiant":
@@ -94,8 +99,12 @@ def register(parsers) -> None:
         help="pretrained, random, or both comma-separated (default: both)",
     )
     p.add_argument("--task", default="conllu:upos", help=TASK_HELP)
-    p.add_argument("--train", required=True, help="training file")
-    p.add_argument("--test", required=True, help="test file")
+    p.add_argument(
+        "--train", required=True, help="training file, or a registry file like ud-english-ewt:train"
+    )
+    p.add_argument(
+        "--test", required=True, help="test file, or a registry file like ud-english-ewt:dev"
+    )
     p.add_argument("--limit-sentences", type=int, default=None, help="read at most N sentences")
     p.add_argument("--out", required=True, help="output folder")
     add_probe_options(p)

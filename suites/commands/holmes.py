@@ -43,8 +43,9 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("give --out DIR (the results folder)")
     out = Path(args.out)
     if args.published:
-        summary = write_published(out, args.data)
-        write_manifest(out, PUBLISHED, data=str(args.data or ""))
+        files = {"holmes_file": args.leaderboard, "flash_file": args.flash_leaderboard}
+        summary = write_published(out, args.data, **files)
+        write_manifest(out, PUBLISHED, data=str(args.data or ""), **files)
         _print(summary)
         print(f"\nwrote the published leaderboards' tables and plots to {out}/")
         return 0
@@ -72,7 +73,12 @@ def report(out: Path) -> None:
     """Re-render a Holmes output folder (a run's leaderboard or the published one)."""
     manifest = read_manifest(out)
     if manifest.get("suite") == PUBLISHED:
-        summary = write_published(out, manifest.get("data") or None)
+        summary = write_published(
+            out,
+            manifest.get("data") or None,
+            holmes_file=manifest.get("holmes_file"),
+            flash_file=manifest.get("flash_file"),
+        )
     else:
         board = collect_leaderboard(out)
         summary = write_summary(board, out)
@@ -125,7 +131,12 @@ def register(parsers) -> None:
     )
     p.add_argument("--layers", default="last", help="last (Holmes) | all | 0,3,-1")
     p.add_argument("--out", help="output folder (resumable)")
-    p.add_argument("--data", default=None, help="shared data folder (default ../shared/data)")
+    p.add_argument(
+        "--data",
+        default=None,
+        help="full (the registry's datasets, fetched once; the default), samples (the shipped"
+        " samples, no network) or a folder holding the registry's paths",
+    )
     p.add_argument("--seeds", type=int, default=5, help="probe seeds (Holmes: 5)")
     p.add_argument("--epochs", type=int, default=20, help="probe epochs (Holmes: 20)")
     p.add_argument("--no-control", action="store_true", help="skip control tasks (selectivity)")
@@ -141,7 +152,20 @@ def register(parsers) -> None:
     p.add_argument(
         "--published",
         action="store_true",
-        help="instead of a run: rankings and FlashHolmes curve of the published data",
+        help="instead of a run: rankings and FlashHolmes curve of the published leaderboards"
+        " (holmes-leaderboards in the dataset registry, fetched once)",
+    )
+    p.add_argument(
+        "--leaderboard",
+        default=None,
+        metavar="CSV",
+        help="with --published: a Holmes leaderboard file in the published format instead",
+    )
+    p.add_argument(
+        "--flash-leaderboard",
+        default=None,
+        metavar="CSV",
+        help="with --published: a FlashHolmes leaderboard file in the published format instead",
     )
     p.add_argument("--list-tasks", action="store_true", help="print the task names and exit")
     p.add_argument("--quiet", action="store_true", help="no progress bars")

@@ -1,6 +1,7 @@
 """Curriculum NLI diagnostics (Chen & Gao, NAACL 2022) on `internals` features and `probes`.
 
-- `read`, `read_all`: one `Task` per phenomenon (3-way or 2-way labels; `val` is the test split).
+- `load_phenomena` (through the dataset registry), `read`, `read_all`: one `Task` per
+  phenomenon (3-way or 2-way labels; `val` is the test split).
 - `zero_shot`: MCC of an NLI model (HF sequence classification) per phenomenon; `model_labels`
   maps the model's classes to the benchmark's, 3-way predictions collapse for 2-way phenomena.
 - `inoculation`: learning curves of probes on frozen pair features, N examples per label;
@@ -14,7 +15,16 @@
 
 from suites.curriculum.config import CurriculumConfig
 from suites.curriculum.cross_distribution import cross_distribution, cross_matrix
-from suites.curriculum.data import THREE_WAY, TWO_WAY, label_scheme, read, read_all
+from suites.curriculum.data import (
+    THREE_WAY,
+    TWO_WAY,
+    label_scheme,
+    load_phenomena,
+    read,
+    read_all,
+    read_files,
+    registry_phenomena,
+)
 from suites.curriculum.features import NLIFeatures, nli_features
 from suites.curriculum.finetune import FineTuneConfig, fine_tune, finetune_inoculation
 from suites.curriculum.hypothesis_only import hypothesis_gap, hypothesis_only
@@ -53,6 +63,7 @@ __all__ = [
     "label_prior",
     "label_scheme",
     "learning_curves",
+    "load_phenomena",
     "matthews",
     "model_labels",
     "nli_features",
@@ -62,6 +73,8 @@ __all__ = [
     "pvi_scores",
     "read",
     "read_all",
+    "read_files",
+    "registry_phenomena",
     "run_curriculum",
     "summarise",
     "v_information",

@@ -13,12 +13,14 @@ from pathlib import Path
 
 import polars as pl
 
+from suites.datasets import DataSource, as_source
 from suites.jsonl import read_jsonl
 from suites.tasks import Task, TaskError, make_frame
 
 THREE_WAY = ("entailment", "neutral", "contradiction")  # paper §3.3: 3-way NLI labels
 TWO_WAY = ("entailed", "not-entailed")  # paper §3.3: 2-way NLI labels
 SCHEMES = {"3-way": THREE_WAY, "2-way": TWO_WAY}
+DATASET = "curriculum-nli"  # the registry name
 FILE_SPLITS = {"train": "train", "val": "test", "dev": "dev", "test": "test"}
 # Our coarse grouping of the shared phenomena into the task schema's phenomenon types.
 PHENOMENON_TYPES = {
@@ -86,10 +88,25 @@ def read(path: str | Path, *, name: str | None = None) -> Task:
     not-entailed); `metadata["label_scheme"]` says which.
     """
     path = Path(path)
-    files = _phenomenon_files(path)
+    phenomenon = name or (path.parent.name if path.is_file() else path.name)
+    return _task(_phenomenon_files(path), phenomenon, str(path))
+
+
+def read_files(paths: Sequence[str | Path], phenomenon: str) -> Task:
+    """One phenomenon from its split files (`train.jsonl`, `val.jsonl`, ...), e.g. cached ones."""
+    files = []
+    for path in map(Path, paths):
+        if path.stem not in FILE_SPLITS:
+            raise TaskError(
+                f"{path}: cannot tell the split from the name; call it train/val/dev/test.jsonl"
+            )
+        files.append((path, FILE_SPLITS[path.stem]))
+    return _task(files, phenomenon, ", ".join(str(p) for p in paths))
+
+
+def _task(files: list[tuple[Path, str]], phenomenon: str, source: str) -> Task:
     rows = [row for file, split in files for row in _read_rows(file, split)]
     scheme = label_scheme([r["label"] for r in rows])
-    phenomenon = name or (path.parent.name if path.is_file() else path.name)
     frame = make_frame(rows, "class").with_columns(
         pl.Series("idx", [r["idx"] for r in rows], dtype=pl.Int64)
     )
@@ -100,8 +117,36 @@ def read(path: str | Path, *, name: str | None = None) -> Task:
         labels=SCHEMES[scheme],
         phenomenon=phenomenon,
         phenomenon_type=PHENOMENON_TYPES.get(phenomenon, ""),
-        metadata={"label_scheme": scheme, "source": str(path), "evaluation_split": "val"},
+        metadata={"label_scheme": scheme, "source": source, "evaluation_split": "val"},
     )
+
+
+def registry_phenomena(data: DataSource | str | Path | None = None) -> list[str]:
+    """The phenomena the data source offers (36 in full; the embedded sample's with "samples")."""
+    dataset = as_source(data).dataset(DATASET)
+    return sorted({f.key.split("/")[0] for f in dataset.files if f.members or "/" in f.key})
+
+
+def load_phenomena(
+    phenomena: Sequence[str] | None = None, data: DataSource | str | Path | None = None
+) -> dict[str, Task]:
+    """Phenomena through the dataset registry (`data`: "full", "samples" or a data folder).
+
+    Default: the eight phenomena this suite types (`PHENOMENON_TYPES`) that the source offers.
+    """
+    source = as_source(data)
+    offered = registry_phenomena(source)
+    chosen = list(phenomena) if phenomena else [p for p in PHENOMENON_TYPES if p in offered]
+    unknown = [p for p in chosen if p not in offered]
+    if unknown:
+        raise TaskError(
+            f"phenomena {unknown} are not in {DATASET!r}"
+            f"{' (embedded sample)' if source.samples else ''}; choose from {offered}"
+        )
+    return {
+        p: read_files([source.path(DATASET, f"{p}/{s}") for s in ("train", "val")], p)
+        for p in chosen
+    }
 
 
 def read_all(root: str | Path, phenomena: Sequence[str] | None = None) -> dict[str, Task]:

@@ -9,7 +9,12 @@ probes every model on every task and writes the leaderboard; rankings live in
 from suites.holmes.blimp import read_blimp
 from suites.holmes.catalog import TaskLimits, available_tasks, build_task, build_tasks, expand_names
 from suites.holmes.inventory import PHENOMENON_TYPES, InventoryEntry, inventory_frame, lookup
-from suites.holmes.published import published_flash_scores, published_scores
+from suites.holmes.published import (
+    published_curve,
+    published_flash_scores,
+    published_scores,
+    read_leaderboard,
+)
 from suites.holmes.release import ReleaseConfig, read_config, read_holmes, read_holmes_tree
 from suites.holmes.run import HolmesConfig, HolmesRunError, collect_leaderboard, run_holmes
 from suites.holmes.summary import (
@@ -35,12 +40,14 @@ __all__ = [
     "expand_names",
     "inventory_frame",
     "lookup",
+    "published_curve",
     "published_flash_scores",
     "published_scores",
     "read_blimp",
     "read_config",
     "read_holmes",
     "read_holmes_tree",
+    "read_leaderboard",
     "run_holmes",
     "summarize",
     "summarize_scores",

@@ -10,13 +10,23 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from suites.holmes.inventory import PHENOMENON_TYPES, lookup
 from suites.holmes.sampling import split_groups
 from suites.jsonl import read_jsonl
 from suites.tasks import Task, TaskError, make_frame
 
 HOLMES_SPLITS = (0.7, 0.1, 0.2)  # Holmes §4.3: 70/10/20 where the data defines none
 FIELDS = ("sentence_good", "sentence_bad")
+# BLiMP's own `field` and `linguistics_term` of a paradigm, named as the Holmes inventory names
+# them (Waldis et al. 2024): Holmes files BLiMP's syntax-semantics paradigms under syntax. This
+# reproduces the inventory's type and phenomenon for every one of the 67 paradigms.
+HOLMES_TYPE = {"syntax_semantics": "syntax", "syntax/semantics": "syntax"}
+HOLMES_PHENOMENON = {
+    "s-selection": "argument structure",
+    "control_raising": "control / raising",
+    "npi_licensing": "negative polarity item licensing",
+    "subject_verb_agreement": "subject-verb agreement",
+    "filler_gap_dependency": "filler gap",
+}
 
 
 def read_blimp(
@@ -24,12 +34,11 @@ def read_blimp(
     *,
     pairs: int | None = None,
     seed: int = 0,
-    data: str | Path | None = None,
 ) -> Task:
     """One BLiMP paradigm file as a binary sentence-classification task.
 
-    `pairs` keeps a seeded random subset of that many minimal pairs. Phenomenon and type come
-    from the Holmes inventory (`blimp-<UID>`), else from the file's `linguistics_term`/`field`.
+    `pairs` keeps a seeded random subset of that many minimal pairs. Phenomenon and type are the
+    file's `linguistics_term` and `field`, named as the Holmes inventory names them.
     """
     source = Path(path)
     if not source.is_file():
@@ -48,18 +57,15 @@ def read_blimp(
             groups.append(str(record.get("pairID", number)))
     uid = records[0][1].get("UID") or source.stem
     name = f"blimp-{uid}"
-    entry = lookup(name, data)
     first = records[0][1]
-    field = str(first.get("field", "")).split("/")[0].split("_")[0]
+    field, term = str(first.get("field", "")), str(first.get("linguistics_term", ""))
     task = Task(
         name=name,
         frame=make_frame(rows, "class"),
         target_type="class",
         labels=("bad", "good"),
-        phenomenon=entry.phenomenon if entry else str(first.get("linguistics_term", "")),
-        phenomenon_type=entry.phenomenon_type
-        if entry
-        else (field if field in PHENOMENON_TYPES else "syntax"),
+        phenomenon=HOLMES_PHENOMENON.get(term, term.replace("_", " ")),
+        phenomenon_type=HOLMES_TYPE.get(field, field),
         metadata={
             "source": str(source),
             "pairs": len(records),

@@ -1,4 +1,4 @@
-"""Holmes-style tasks built from the shared data, by name, each tagged from the Holmes inventory.
+"""Holmes-style tasks built from the registry's datasets, by name, tagged as Holmes tags them.
 
 Names (see `available_tasks`):
   blimp-<UID>                  BLiMP paradigm, good vs bad sentence (`suites.holmes.blimp`)
@@ -9,33 +9,45 @@ Names (see `available_tasks`):
   curriculum-<phenomenon>      curriculum NLI pairs (`suites.curriculum.read`); dev carved
   <folder>                     a Holmes release-format folder (`suites.holmes.release`)
 Group names expand: `blimp` (every paradigm), `ewt` (upos, xpos, dep), `curriculum` (every
-phenomenon). Names also in the Holmes inventory (blimp-*, upos, xpos, dep,
-relation-classification) take its phenomenon and type, so their scores line up with the
+phenomenon). Data comes through `suites.datasets` (`data=`: "full" (default: the data folder, then
+download), "samples" (the embedded samples, no network) or a folder holding the registry's
+paths). Names that are also Holmes datasets (blimp-*, upos, xpos, dep, relation-classification)
+carry the phenomenon and type the Holmes inventory gives them, so their scores line up with the
 published leaderboard's datasets of the same name.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from suites.data_paths import data_file, shared_data
+from suites.curriculum.data import read_files
+from suites.datasets import DataSource, as_source
+from suites.edge.conllu import ConlluTask, read_conllu
+from suites.edge.semeval import read_semeval
 from suites.holmes.blimp import read_blimp
-from suites.holmes.inventory import lookup
 from suites.holmes.release import SAMPLES, read_holmes
 from suites.holmes.sampling import ensure_dev, limit_items
 from suites.tasks import Task, TaskError
 
-if TYPE_CHECKING:
-    from suites.edge.conllu import ConlluTask
-
 # Holmes name -> `read_conllu` task
 EWT_TASKS: dict[str, ConlluTask] = {"upos": "upos", "xpos": "xpos", "dep": "deprel"}
-EWT_FILES = ("en_ewt-ud-train.conllu", "en_ewt-ud-dev.conllu")
-SEMEVAL_FILES = ("TRAIN_FILE.TXT", "TEST_FILE_FULL.TXT")
+EWT, BLIMP, SEMEVAL, CURRICULUM = "ud-english-ewt", "blimp", "semeval-2010-task8", "curriculum-nli"
 DEV_FRACTION = 0.1  # Holmes §4.3: 10 % dev where the data has none
+# (phenomenon type, phenomenon, probe type) of the built-in non-BLiMP datasets in the Holmes
+# inventory (Waldis et al. 2024, Table 6), so runs line up with the published leaderboard.
+HOLMES_TAGS = {
+    "upos": ("syntax", "part-of-speech", "token(s) classification"),
+    "xpos": ("syntax", "part-of-speech", "token(s) classification"),
+    "dep": ("syntax", "dependency parsing", "token(s) pair classification"),
+    "relation-classification": (
+        "semantics",
+        "relation classification",
+        "token(s) pair classification",
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -52,18 +64,21 @@ class TaskLimits:
         return {"train": self.train, "dev": self.dev, "test": self.test}
 
 
-def available_tasks(data: str | Path | None = None) -> list[str]:
-    """Every task name the shared data supports."""
-    root = shared_data(data)
-    names = [f"blimp-{p.stem}" for p in sorted((root / "blimp").glob("*.jsonl"))]
+def available_tasks(data: DataSource | str | Path | None = None) -> list[str]:
+    """Every task name the data source supports (the registry's, or its embedded samples')."""
+    source = as_source(data)
+    names = [f"blimp-{f.key}" for f in source.dataset(BLIMP).files]
     names += [*list(EWT_TASKS), "relation-classification"]
-    curriculum = root / "curriculum_nli"
-    if curriculum.is_dir():
-        names += [f"curriculum-{p.name}" for p in sorted(curriculum.iterdir()) if p.is_dir()]
-    return names
+    names += [f"curriculum-{f.key.split('/')[0]}" for f in _curriculum_files(source)]
+    return list(dict.fromkeys(names))
 
 
-def expand_names(names: Sequence[str], data: str | Path | None = None) -> list[str]:
+def _curriculum_files(source: DataSource) -> list:
+    dataset = source.dataset(CURRICULUM)
+    return [f for f in dataset.files if f.key.endswith("/train") or f.members]
+
+
+def expand_names(names: Sequence[str], data: DataSource | str | Path | None = None) -> list[str]:
     """Task names with the groups `blimp`, `ewt`, `curriculum` expanded (order kept, no repeats)."""
     everything = available_tasks(data)
     groups = {
@@ -80,40 +95,48 @@ def expand_names(names: Sequence[str], data: str | Path | None = None) -> list[s
 
 
 def build_task(
-    name: str, data: str | Path | None = None, *, limits: TaskLimits | None = None, seed: int = 0
+    name: str,
+    data: DataSource | str | Path | None = None,
+    *,
+    limits: TaskLimits | None = None,
+    seed: int = 0,
 ) -> Task:
     """The Holmes-style task `name` (see the module doc), capped by `limits`."""
     limits = limits or TaskLimits()
+    source = as_source(data)
     folder = Path(name)
+    known = available_tasks(source)
     if (folder / SAMPLES).exists():
-        task = read_holmes(folder, split_seed=seed, data=data)
+        task = read_holmes(folder, split_seed=seed, data=source)
+    elif name not in known:
+        raise TaskError(unknown_task_message(name, known))
     elif name.startswith("blimp-"):
-        root = shared_data(data)
-        task = read_blimp(
-            data_file(root, "blimp", f"{name.removeprefix('blimp-')}.jsonl"),
-            pairs=limits.blimp_pairs,
-            seed=seed,
-            data=root,
-        )
+        path = source.path(BLIMP, name.removeprefix("blimp-"))
+        task = read_blimp(path, pairs=limits.blimp_pairs, seed=seed)
     elif name in EWT_TASKS:
-        task = _ewt(name, shared_data(data), limits, seed)
+        task = _ewt(name, source, limits, seed)
     elif name == "relation-classification":
-        task = _semeval(shared_data(data), seed)
-    elif name.startswith("curriculum-"):
-        task = _curriculum(name, shared_data(data), seed)
+        task = _semeval(source)
     else:
-        raise TaskError(
-            f"unknown Holmes task {name!r}; use one of {available_tasks(data)[:6]}... (see"
-            " suites.holmes.available_tasks), a group (blimp, ewt, curriculum) or a folder"
-            f" holding {SAMPLES}"
-        )
+        task = _curriculum(name, source)
     task = ensure_dev(task, DEV_FRACTION, seed)
     return limit_items(task, limits.per_split(), seed)
 
 
+def unknown_task_message(name: str, known: Sequence[str]) -> str:
+    """An unknown task name answered with the closest known names and where to list them all."""
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    return (
+        f"unknown Holmes task {name!r}; {hint}`lingprobe run holmes --list-tasks` lists the"
+        f" {len(known)} tasks of this data (groups: blimp, ewt, curriculum; or a folder holding"
+        f" {SAMPLES})"
+    )
+
+
 def build_tasks(
     names: Sequence[str],
-    data: str | Path | None = None,
+    data: DataSource | str | Path | None = None,
     *,
     limits: TaskLimits | None = None,
     seed: int = 0,
@@ -122,24 +145,21 @@ def build_tasks(
     return [build_task(n, data, limits=limits, seed=seed) for n in expand_names(names, data)]
 
 
-def _tagged(task: Task, name: str, root: Path) -> Task:
-    """`task` renamed to its Holmes name, with the inventory's phenomenon and type if listed."""
-    entry = lookup(name, root)
-    if entry is None:
-        return task.with_frame(task.frame, name=name)
+def _tagged(task: Task, name: str) -> Task:
+    """`task` renamed to its Holmes name, with the Holmes inventory's phenomenon and type."""
+    phenomenon_type, phenomenon, probe_type = HOLMES_TAGS[name]
     return task.with_frame(
         task.frame,
         name=name,
-        phenomenon=entry.phenomenon,
-        phenomenon_type=entry.phenomenon_type,
-        metadata={**task.metadata, "probe_type": entry.probe_type},
+        phenomenon=phenomenon,
+        phenomenon_type=phenomenon_type,
+        metadata={**task.metadata, "probe_type": probe_type},
     )
 
 
-def _ewt(name: str, root: Path, limits: TaskLimits, seed: int) -> Task:
-    from suites.edge import read_conllu
-
-    train_file, test_file = (data_file(root, "ud_english_ewt", f) for f in EWT_FILES)
+def _ewt(name: str, source: DataSource, limits: TaskLimits, seed: int) -> Task:
+    # EWT's dev file is the test set (as in the edge-probing demo); dev is carved from train.
+    train_file, test_file = source.path(EWT, "train"), source.path(EWT, "dev")
     # With caps, read only as many sentences as items wanted (each sentence has >= 1 word).
     train_cap = None if limits.train is None else limits.train + (limits.dev or 0)
     train = read_conllu(
@@ -148,20 +168,17 @@ def _ewt(name: str, root: Path, limits: TaskLimits, seed: int) -> Task:
     test = read_conllu(
         test_file, EWT_TASKS[name], split="test", seed=seed, limit_sentences=limits.test
     )
-    return _tagged(Task.combine(train, test), name, root)
+    return _tagged(Task.combine(train, test), name)
 
 
-def _semeval(root: Path, seed: int) -> Task:
-    from suites.edge import read_semeval
-
-    train_file, test_file = (data_file(root, "semeval2010_task8", f) for f in SEMEVAL_FILES)
+def _semeval(source: DataSource) -> Task:
+    train_file, test_file = source.path(SEMEVAL, "train"), source.path(SEMEVAL, "test")
     combined = Task.combine(read_semeval(train_file, split="train"), read_semeval(test_file))
-    return _tagged(combined, "relation-classification", root)
+    return _tagged(combined, "relation-classification")
 
 
-def _curriculum(name: str, root: Path, seed: int) -> Task:
-    from suites.curriculum import read
-
+def _curriculum(name: str, source: DataSource) -> Task:
     phenomenon = name.removeprefix("curriculum-")
-    task = read(data_file(root, "curriculum_nli", phenomenon))
+    files = [source.path(CURRICULUM, f"{phenomenon}/{split}") for split in ("train", "val")]
+    task = read_files(files, phenomenon)
     return task.with_frame(task.frame, name=name)

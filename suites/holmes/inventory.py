@@ -1,20 +1,22 @@
 """The Holmes dataset inventory: for each of the 208 probing datasets its phenomenon and type.
 
-Read from `holmes/holmes_probing_datasets.tsv` in the shared data (columns `probing_dataset`,
-`linguistic_subfield` = phenomenon type, `linguistic_phenomenon`, `probe_type`).
+Derived from the published leaderboard (`holmes-leaderboards` in the dataset registry, fetched on
+first use: it states no licence, so lingprobe does not ship it), whose metadata columns name each
+dataset's linguistic subfield (= phenomenon type), phenomenon and probe type.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 import polars as pl
 
-from suites.data_paths import DataNotFoundError, data_file, shared_data
+from suites.datasets import DataError, DataSource
+from suites.holmes.published import published_scores
 
-INVENTORY_FILE = ("holmes", "holmes_probing_datasets.tsv")
+log = logging.getLogger(__name__)
 # Holmes (Waldis et al. 2024) §2: the five phenomenon types.
 PHENOMENON_TYPES = ("morphology", "syntax", "semantics", "reasoning", "discourse")
 
@@ -29,30 +31,26 @@ class InventoryEntry:
     probe_type: str  # e.g. "token(s) pair classification"
 
 
-def inventory_frame(data: str | Path | None = None) -> pl.DataFrame:
-    """The inventory as `dataset, phenomenon_type, phenomenon, probe_type`."""
-    return _read(str(data_file(shared_data(data), *INVENTORY_FILE)))
-
-
-@cache
-def _read(path: str) -> pl.DataFrame:
-    frame = pl.read_csv(path, separator="\t", infer_schema=False)
-    return frame.select(
-        pl.col("probing_dataset").alias("dataset"),
-        pl.col("linguistic_subfield").alias("phenomenon_type"),
-        pl.col("linguistic_phenomenon").alias("phenomenon"),
-        pl.col("probe_type"),
+def inventory_frame(data: DataSource | str | Path | None = None) -> pl.DataFrame:
+    """The inventory as `dataset, phenomenon_type, phenomenon, probe_type` (208 rows)."""
+    return (
+        published_scores(data)
+        .select("dataset", "phenomenon_type", "phenomenon", "probe_type")
+        .unique(maintain_order=True)
+        .sort("dataset")
     )
 
 
-def lookup(dataset: str, data: str | Path | None = None) -> InventoryEntry | None:
+def lookup(dataset: str, data: DataSource | str | Path | None = None) -> InventoryEntry | None:
     """The inventory entry of a Holmes dataset name (e.g. `blimp-adjunct_island`).
 
-    None when the name is not in the inventory or no shared data folder holds the inventory.
+    None when the name is not in the inventory, or (with a warning) when the published
+    leaderboard that holds the inventory cannot be had here.
     """
     try:
         frame = inventory_frame(data)
-    except DataNotFoundError:
+    except DataError as error:
+        log.warning("no Holmes inventory, so %s is untagged: %s", dataset, error)
         return None
     rows = frame.filter(pl.col("dataset") == dataset)
     if rows.height == 0:

@@ -1,8 +1,9 @@
-"""The published Holmes and FlashHolmes leaderboards (shared data) as long score frames.
+"""The published Holmes and FlashHolmes leaderboards as long score frames.
 
 `leaderboard_holmes.csv`: one row per dataset (train portion 1), one column per model with the
 score (macro-F1 or Pearson). `leaderboard_flash-holmes.csv`: the same at train portions
-1/512 ... 1/2 (several rows per dataset).
+1/512 ... 1/2 (several rows per dataset). Both come from `holmes-leaderboards` in the dataset
+registry (fetched on first use and cached; `data=` as for every suite).
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from pathlib import Path
 
 import polars as pl
 
-from suites.data_paths import data_file, shared_data
+from suites.datasets import DataSource, as_source
+from suites.flash import N_BOOT, reliability_efficiency
 
-HOLMES_FILE = ("holmes", "leaderboard_holmes.csv")
-FLASH_FILE = ("holmes", "leaderboard_flash-holmes.csv")
+DATASET = "holmes-leaderboards"
 META = {
     "probing dataset": "dataset",
     "linguistic subfield": "phenomenon_type",
@@ -25,7 +26,8 @@ META = {
 DROPPED = ("", "probe")  # the CSV's row index and a copy of the dataset name
 
 
-def _long(path: Path) -> pl.DataFrame:
+def read_leaderboard(path: str | Path) -> pl.DataFrame:
+    """A leaderboard CSV in the published Holmes format as a long frame (`published_scores`)."""
     wide = pl.read_csv(path, infer_schema_length=None)
     models = [c for c in wide.columns if c not in META and c not in DROPPED]
     long = wide.rename(META).unpivot(
@@ -34,12 +36,34 @@ def _long(path: Path) -> pl.DataFrame:
     return long.with_columns(pl.col("fraction").cast(pl.Float64), pl.col("score").cast(pl.Float64))
 
 
-def published_scores(data: str | Path | None = None) -> pl.DataFrame:
+def published_scores(
+    data: DataSource | str | Path | None = None, *, path: str | Path | None = None
+) -> pl.DataFrame:
     """Holmes scores: `dataset, phenomenon_type, phenomenon, probe_type, fraction (1.0), model,
-    score` for 57 models x 208 datasets (null where the authors report none)."""
-    return _long(data_file(shared_data(data), *HOLMES_FILE))
+    score` for 57 models x 208 datasets (null where the authors report none).
+
+    `path` reads another leaderboard file in the same format instead (e.g. a newer release).
+    """
+    return read_leaderboard(path if path is not None else as_source(data).path(DATASET, "holmes"))
 
 
-def published_flash_scores(data: str | Path | None = None) -> pl.DataFrame:
+def published_flash_scores(
+    data: DataSource | str | Path | None = None, *, path: str | Path | None = None
+) -> pl.DataFrame:
     """FlashHolmes scores at train fractions 1/512 ... 1/2, same columns as `published_scores`."""
-    return _long(data_file(shared_data(data), *FLASH_FILE))
+    source = path if path is not None else as_source(data).path(DATASET, "flash-holmes")
+    return read_leaderboard(source)
+
+
+def published_curve(
+    data: DataSource | str | Path | None = None,
+    *,
+    holmes_file: str | Path | None = None,
+    flash_file: str | Path | None = None,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+) -> pl.DataFrame:
+    """The reliability-efficiency curve of the published Holmes vs FlashHolmes leaderboards."""
+    full = published_scores(data, path=holmes_file)
+    reduced = published_flash_scores(data, path=flash_file)
+    return reliability_efficiency(full, reduced, n_boot=n_boot, seed=seed)

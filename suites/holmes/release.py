@@ -24,6 +24,7 @@ from typing import Any
 import polars as pl
 import yaml
 
+from suites.datasets import DataSource
 from suites.holmes.inventory import lookup
 from suites.tasks import TargetType, Task, TaskError, make_frame
 
@@ -113,7 +114,7 @@ def read_holmes(
     control: str = "none",
     split_seed: int = 0,
     check_offsets: bool = True,
-    data: str | Path | None = None,
+    data: DataSource | str | Path | None = None,
 ) -> Task:
     """A Holmes release-format dataset folder as a `Task` (fold `fold`'s splits).
 

@@ -17,7 +17,9 @@ from pathlib import Path
 import polars as pl
 
 from suites import plots
+from suites.datasets import DataSource
 from suites.flash import plot_curve, reliability_efficiency
+from suites.holmes.published import published_flash_scores, published_scores
 from suites.outputs import write_table
 from suites.ranking import discriminability, mean_winning_rate, type_correlations
 
@@ -94,12 +96,19 @@ def write_summary(board: pl.DataFrame, folder: str | Path) -> HolmesSummary:
     return summary
 
 
-def write_published(folder: str | Path, data: str | Path | None = None) -> HolmesSummary:
-    """The same tables and plots for the published Holmes / FlashHolmes leaderboards."""
-    from suites.holmes.published import published_flash_scores, published_scores
+def write_published(
+    folder: str | Path,
+    data: DataSource | str | Path | None = None,
+    *,
+    holmes_file: str | Path | None = None,
+    flash_file: str | Path | None = None,
+) -> HolmesSummary:
+    """The same tables and plots for the published Holmes / FlashHolmes leaderboards.
 
-    full = published_scores(data)
-    summary = summarize_scores(full, published_flash_scores(data))
+    The leaderboards come from the dataset registry, or from `holmes_file` / `flash_file`.
+    """
+    full = published_scores(data, path=holmes_file)
+    summary = summarize_scores(full, published_flash_scores(data, path=flash_file))
     _write(summary, full, Path(folder))
     return summary
 

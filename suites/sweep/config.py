@@ -137,7 +137,7 @@ class SweepConfig:
     suites: tuple[SuiteEntry, ...]
     store: Path | None = None  # activation store; None = OUT/store
     executor: str = "local"
-    data: Path | None = None  # shared data folder; None = found as `suites.data_paths` does
+    data: Path | str | None = None  # "full" (None), "samples" or a data folder (suites.datasets)
     device: str | None = None  # None = the model's default device
     seed: int = 0  # global RNG seed set at the start of every unit (order-independent runs)
     probe: ProbeSettings = field(default_factory=ProbeSettings)

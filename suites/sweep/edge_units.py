@@ -55,19 +55,19 @@ def identity(unit: Unit) -> dict[str, Any]:
     }
 
 
-def _read(unit: Unit) -> tuple[Task, Task]:
+def _read(unit: Unit, context: UnitContext) -> tuple[Task, Task]:
     entry = unit.entry
     assert isinstance(entry, EdgeEntry)
     limit = unit.limits.sentences
     return (
-        read_task(entry.task, entry.train, "train", limit),
-        read_task(entry.task, entry.test, "test", limit),
+        read_task(entry.task, entry.train, "train", limit, data=context.data),
+        read_task(entry.task, entry.test, "test", limit, data=context.data),
     )
 
 
 def tasks(unit: Unit, context: UnitContext) -> list[Task]:
     """The unit's task as the run prepares it (train, carved dev, test)."""
-    train, test = _read(unit)
+    train, test = _read(unit, context)
     return [prepare(train, test, edge_config(unit))]
 
 
@@ -76,7 +76,7 @@ def run(unit: Unit, subject: Subject, context: UnitContext) -> pl.DataFrame:
     entry = unit.entry
     assert isinstance(entry, EdgeEntry)
     config = edge_config(unit)
-    train, test = _read(unit)
+    train, test = _read(unit, context)
     chosen = list(dict.fromkeys(site_rules.select(subject, entry.layers)))  # "0,-1" on GloVe
     results = run_edge(
         [subject], train, test, chosen, config, store=context.store, progress=context.progress

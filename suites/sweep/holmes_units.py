@@ -73,8 +73,8 @@ def run(unit: Unit, subject: Subject, context: UnitContext) -> pl.DataFrame:
     return board.with_columns(test_set=pl.lit("test"))
 
 
-def check(entry: HolmesEntry, data: Path | None) -> None:
-    """Refuse task names the shared data does not have (before any model is loaded)."""
+def check(entry: HolmesEntry, data: Path | str | None) -> None:
+    """Refuse task names the data does not have (before any model is loaded)."""
     known = available_tasks(data)
     for group in entry.groups:
         for name in group.tasks:

@@ -6,7 +6,7 @@ the file, the table and key, the bad value and the fix.
 out = "results/sweep"          # required; relative paths are relative to this file
 store = "results/store"        # optional (default OUT/store)
 executor = "local"             # local | ray
-data = "../shared/data"        # optional shared data folder
+data = "full"                 # "full" (default), "samples" (shipped) or a data folder
 device = "cuda"                # optional
 seed = 0                       # global RNG seed at the start of every unit
 
@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from internals.load import BACKENDS
+from suites.datasets import FULL, SAMPLES, registry_reference
 from suites.sweep.config import (
     DTYPES,
     EXECUTORS,
@@ -95,7 +96,7 @@ def parse_config(data: dict[str, Any], *, base: Path, file: str = "<config>") ->
     executor = sweep.get(
         "executor", lambda v: v in EXECUTORS, f"choose one of {EXECUTORS}", "local"
     )
-    data_dir = sweep.get("data", text, "give the shared data folder as a string")
+    data_dir = sweep.get("data", text, 'give "full", "samples" or a data folder as a string')
     device = sweep.get("device", text, "give a torch device such as 'cpu' or 'cuda'")
     seed = sweep.get("seed", integer, "give an integer", 0)
     sweep.finish()
@@ -137,7 +138,7 @@ def parse_config(data: dict[str, Any], *, base: Path, file: str = "<config>") ->
         suites=suites,
         store=_path(store, base) if store else None,
         executor=executor,
-        data=_path(data_dir, base) if data_dir else None,
+        data=_data(data_dir, base),
         device=device,
         seed=seed,
         probe=probe,
@@ -152,6 +153,13 @@ _SECTION_FIX = {
     "models": 'add a [[models]] table with name = "minilm" (one per model)',
     "suites": 'add a [[suites]] table with suite = "holmes" and tasks = [...]',
 }
+
+
+def _data(value: str | None, base: Path) -> Path | str | None:
+    """The `[sweep] data` value: a registry word kept as it is, or a folder resolved."""
+    if value is None or value in (FULL, SAMPLES):
+        return value
+    return _path(value, base)
 
 
 def _path(value: str, base: Path) -> Path:
@@ -324,10 +332,19 @@ def _edge(table: TomlTable, probe: ProbeSettings, base: Path) -> EdgeEntry:
         raise table.fail("probe", "`mdl` and `fractions` are Holmes settings; drop them here")
     files = {}
     for side in ("train", "test"):
-        value = table.need(side, text, f"give the {side} file (relative to the config file)")
+        value = table.need(
+            side, text, f"give the {side} file (relative to the config file) or DATASET:KEY"
+        )
+        if registry_reference(value) is not None:
+            files[side] = value  # resolved through the dataset registry when the unit runs
+            continue
         path = _path(value, base)
         if not path.exists():
-            raise table.fail(side, f"{path} does not exist; give an existing {side} file")
+            raise table.fail(
+                side,
+                f"{path} does not exist; give an existing {side} file or a registry reference"
+                " such as ud-english-ewt:train",
+            )
         files[side] = str(path)
     entry = EdgeEntry(
         name=table.get("name", text, "give a dataset name", task).strip(),

@@ -47,7 +47,7 @@ class UnitContext:
 
     out: Path
     store: Path
-    data: Path | None = None
+    data: Path | str | None = None  # as `suites.datasets.as_source` takes it
     device: str | None = None
     threads: int = 1
     seed: int = 0

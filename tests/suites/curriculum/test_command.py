@@ -11,12 +11,12 @@ from suites.cli import main
 
 
 @pytest.fixture()
-def small_data(shared_data, tmp_path):
-    """The first lines of two phenomena (small slices of the shared data, written to tmp)."""
+def small_data(samples, tmp_path):
+    """The first lines of two phenomena (small slices of the shipped data, written to tmp)."""
     root = tmp_path / "curriculum_nli"
     for name, n_train, n_val in (("negation", 90, 30), ("lexical", 60, 30)):
         for split, n in (("train", n_train), ("val", n_val)):
-            source = shared_data / "curriculum_nli" / name / f"{split}.jsonl"
+            source = samples.path("curriculum-nli", f"{name}/{split}")
             lines = source.read_text().splitlines()
             step = max(1, len(lines) // n)  # spread over the file: lexical is sorted by label
             (root / name).mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,15 @@ import json
 import polars as pl
 import pytest
 
-from suites.curriculum import THREE_WAY, TWO_WAY, label_scheme, read, read_all
+from suites.curriculum import (
+    THREE_WAY,
+    TWO_WAY,
+    label_scheme,
+    load_phenomena,
+    read,
+    read_all,
+    registry_phenomena,
+)
 from suites.tasks import TaskError
 
 
@@ -58,10 +66,19 @@ def test_label_scheme():
         label_scheme(["entailed", "neutral"])
 
 
-def test_shared_phenomena(shared_data):
-    tasks = read_all(shared_data / "curriculum_nli", ["boolean", "lexical"])
+def test_shipped_phenomena_through_the_registry():
+    tasks = load_phenomena(["boolean", "lexical"], "samples")
     boolean, lexical = tasks["boolean"], tasks["lexical"]
     assert boolean.labels == THREE_WAY and lexical.labels == TWO_WAY
     counts = dict(boolean.frame.group_by("split").len().iter_rows())
     assert counts == {"train": 3000, "test": 1000}  # SOURCE.md table
     assert lexical.frame.filter(pl.col("split") == "test").height == 2964
+    assert registry_phenomena("samples") == [
+        "boolean",
+        "lexical",
+        "negation",
+        "syntactic_alternation",
+    ]
+    assert len(registry_phenomena()) == 36
+    with pytest.raises(TaskError, match="not in 'curriculum-nli' \\(embedded sample\\)"):
+        load_phenomena(["counting"], "samples")

@@ -15,9 +15,9 @@ from suites.curriculum import (
     hypothesis_gap,
     inoculation,
     learning_curves,
+    load_phenomena,
     nli_features,
     pvi_scores,
-    read,
     v_information_table,
 )
 
@@ -27,11 +27,10 @@ CONFIG = CurriculumConfig(sizes=(10, 50), seeds=(0, 1), epochs=5, pvi_folds=2)
 
 
 @pytest.fixture(scope="module")
-def prepared(minilm, shared_data):
-    root = shared_data / "curriculum_nli"
+def prepared(minilm):
     out = {}
-    for name in PHENOMENA:
-        task = read(root / name).subsample({"train": 240, "test": 90}, seed=0)
+    for name, whole in load_phenomena(PHENOMENA, "samples").items():
+        task = whole.subsample({"train": 240, "test": 90}, seed=0)
         out[name] = task, nli_features(minilm, task, site_rules.last(minilm), progress=False)
     return out
 

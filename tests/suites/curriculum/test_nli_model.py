@@ -14,9 +14,9 @@ from suites.curriculum import (
     LabelMappingError,
     fine_tune,
     finetune_inoculation,
+    load_phenomena,
     model_labels,
     nli_probabilities,
-    read,
     zero_shot,
 )
 from tests.tiny_models import random_bert
@@ -30,11 +30,10 @@ def random_nli(minilm_tokenizer):
 
 
 @pytest.fixture(scope="module")
-def small_tasks(shared_data):
-    root = shared_data / "curriculum_nli"
+def small_tasks():
+    tasks = load_phenomena(["boolean", "syntactic_alternation"], "samples")
     return {
-        name: read(root / name).subsample({"train": 48, "test": 600}, seed=0)
-        for name in ("boolean", "syntactic_alternation")
+        name: task.subsample({"train": 48, "test": 600}, seed=0) for name, task in tasks.items()
     }
 
 

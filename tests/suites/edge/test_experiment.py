@@ -12,10 +12,13 @@ from suites.edge.experiment import EdgeConfig, drop_table, pretrained_vs_random,
 
 
 @pytest.fixture(scope="module")
-def ewt(shared_data):
-    folder = shared_data / "ud_english_ewt"
-    train = read_conllu(folder / "en_ewt-ud-train.conllu", "upos", limit_sentences=300)
-    test = read_conllu(folder / "en_ewt-ud-dev.conllu", "upos", split="test", limit_sentences=80)
+def ewt(samples):
+    train_file, dev_file = (
+        samples.path("ud-english-ewt", "train"),
+        samples.path("ud-english-ewt", "dev"),
+    )
+    train = read_conllu(train_file, "upos", limit_sentences=300)
+    test = read_conllu(dev_file, "upos", split="test", limit_sentences=80)
     return train, test
 
 
@@ -67,9 +70,9 @@ def test_drop_formula_and_pivot():
 
 
 @pytest.fixture(scope="module")
-def tiny_conllu(tmp_path_factory, shared_data):
+def tiny_conllu(tmp_path_factory, samples):
     folder = tmp_path_factory.mktemp("conllu")
-    source = (shared_data / "ud_english_ewt" / "en_ewt-ud-dev.conllu").read_text().split("\n\n")
+    source = samples.path("ud-english-ewt", "dev").read_text().split("\n\n")
     (folder / "train.conllu").write_text("\n\n".join(source[:40]) + "\n\n")
     (folder / "test.conllu").write_text("\n\n".join(source[40:55]) + "\n\n")
     return folder
@@ -113,7 +116,7 @@ def test_cli_errors_are_one_line_with_exit_code_2(tiny_conllu, tmp_path, capsys)
     base = ["run", "edge", "--train", str(tiny_conllu / "train.conllu"), "--out", str(tmp_path)]
     assert main([*base, "--test", str(tmp_path / "missing.conllu")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "missing.conllu does not exist" in err[0]
+    assert len(err) == 1 and "missing.conllu' is not a file" in err[0]
     assert main([*base, "--test", str(tiny_conllu / "test.conllu"), "--model", "no-org/none"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "cannot load 'no-org/none'" in err[0]
@@ -121,15 +124,13 @@ def test_cli_errors_are_one_line_with_exit_code_2(tiny_conllu, tmp_path, capsys)
 
 
 @pytest.mark.slow
-def test_demo_runs_on_the_shared_data(shared_data, tmp_path, capsys):
+def test_demo_runs_on_the_shipped_sample(tmp_path, capsys):
     out = tmp_path / "demo"
     code = main(
         [
             "demo",
             "--out",
             str(out),
-            "--data",
-            str(shared_data),
             "--train-sentences",
             "40",
             "--test-sentences",

@@ -9,13 +9,14 @@ import pytest
 
 from suites.holmes.blimp import read_blimp
 from suites.holmes.catalog import TaskLimits, available_tasks, build_task, expand_names
-from suites.holmes.inventory import PHENOMENON_TYPES, lookup
+from suites.holmes.inventory import PHENOMENON_TYPES
 from suites.holmes.sampling import ensure_dev, limit_items, split_groups
 from suites.tasks import Task, TaskError, make_frame
 
 
-def test_blimp_pairs_share_splits_and_carry_inventory_tags(shared_data):
-    task = read_blimp(shared_data / "blimp" / "adjunct_island.jsonl", pairs=200, seed=0)
+def test_blimp_pairs_share_splits_and_carry_inventory_tags(samples):
+    path = samples.path("blimp", "adjunct_island")
+    task = read_blimp(path, pairs=200, seed=0)
     assert task.name == "blimp-adjunct_island" and len(task) == 400
     assert (task.phenomenon, task.phenomenon_type) == ("island effects", "syntax")
     assert task.labels == ("bad", "good") and task.input_type == "sentence"
@@ -27,16 +28,29 @@ def test_blimp_pairs_share_splits_and_carry_inventory_tags(shared_data):
     assert goods["split"].equals(bads["split"])  # both halves of a minimal pair together
     counts = dict(goods.group_by("split").len().iter_rows())
     assert counts == {"train": 140, "dev": 20, "test": 40}  # 70/10/20 of 200 pairs
-    first = json.loads((shared_data / "blimp" / "adjunct_island.jsonl").read_text().splitlines()[0])
-    whole = read_blimp(shared_data / "blimp" / "adjunct_island.jsonl")
+    first = json.loads(path.read_text().splitlines()[0])
+    whole = read_blimp(path)
     assert whole.frame["text"][:2].to_list() == [first["sentence_good"], first["sentence_bad"]]
-    assert read_blimp(shared_data / "blimp" / "adjunct_island.jsonl", pairs=200).frame.equals(frame)
+    assert read_blimp(path, pairs=200).frame.equals(frame)
 
 
-def test_every_blimp_paradigm_is_typed(shared_data):
-    for path in sorted((shared_data / "blimp").glob("*.jsonl")):
-        entry = lookup(f"blimp-{path.stem}", shared_data)
-        assert entry is not None and entry.phenomenon_type in PHENOMENON_TYPES, path.stem
+@pytest.mark.parametrize(
+    ("paradigm", "phenomenon_type", "phenomenon"),
+    [  # the Holmes inventory's tags of these paradigms (BLiMP's field and term, renamed)
+        ("adjunct_island", "syntax", "island effects"),
+        ("anaphor_number_agreement", "morphology", "anaphor agreement"),
+        ("causative", "syntax", "argument structure"),
+        ("determiner_noun_agreement_1", "morphology", "determiner noun agreement"),
+        ("regular_plural_subject_verb_agreement_1", "morphology", "subject-verb agreement"),
+        ("npi_present_1", "semantics", "negative polarity item licensing"),
+    ],
+)
+def test_every_shipped_blimp_paradigm_is_typed_as_holmes_types_it(
+    samples, paradigm, phenomenon_type, phenomenon
+):
+    task = read_blimp(samples.path("blimp", paradigm), pairs=5)
+    assert (task.phenomenon_type, task.phenomenon) == (phenomenon_type, phenomenon)
+    assert task.phenomenon_type in PHENOMENON_TYPES
 
 
 def test_blimp_errors(tmp_path):
@@ -51,18 +65,22 @@ def test_blimp_errors(tmp_path):
         read_blimp(tmp_path / "nope.jsonl")
 
 
-def test_catalog_names_and_groups(shared_data):
-    names = available_tasks(shared_data)
-    assert len([n for n in names if n.startswith("blimp-")]) == 60
+def test_catalog_names_and_groups():
+    names = available_tasks("samples")
+    assert len([n for n in names if n.startswith("blimp-")]) == 6
+    assert len([n for n in available_tasks("full") if n.startswith("blimp-")]) == 67
+    assert len([n for n in available_tasks() if n.startswith("curriculum-")]) == 36
     assert {"upos", "xpos", "dep", "relation-classification"} <= set(names)
-    assert expand_names(["ewt", "upos", "blimp-causative"], shared_data) == [
+    assert expand_names(["ewt", "upos", "blimp-causative"], "samples") == [
         "upos",
         "xpos",
         "dep",
         "blimp-causative",
     ]
     with pytest.raises(TaskError, match="unknown Holmes task 'pos-tags'"):
-        build_task("pos-tags", shared_data)
+        build_task("pos-tags", "samples")
+    with pytest.raises(TaskError, match="did you mean blimp-adjunct_island"):
+        build_task("blimp-adjunct_islnd", "samples")
 
 
 LIMITS = TaskLimits(train=300, dev=60, test=100)
@@ -76,8 +94,8 @@ LIMITS = TaskLimits(train=300, dev=60, test=100)
         ("relation-classification", "span pair", "relation classification", "semantics"),
     ],
 )
-def test_ewt_and_semeval_tasks(shared_data, name, input_type, phenomenon, kind):
-    task = build_task(name, shared_data, limits=LIMITS)
+def test_ewt_and_semeval_tasks(name, input_type, phenomenon, kind):
+    task = build_task(name, "samples", limits=LIMITS)
     assert (task.name, task.input_type) == (name, input_type)
     assert (task.phenomenon, task.phenomenon_type) == (phenomenon, kind)
     counts = dict(task.frame.group_by("split").len().iter_rows())
@@ -88,8 +106,8 @@ def test_ewt_and_semeval_tasks(shared_data, name, input_type, phenomenon, kind):
         assert not train_texts & set(task.split("test")["text"])  # EWT dev file = test
 
 
-def test_curriculum_task(shared_data):
-    task = build_task("curriculum-negation", shared_data, limits=LIMITS)
+def test_curriculum_task():
+    task = build_task("curriculum-negation", "samples", limits=LIMITS)
     assert task.name == "curriculum-negation" and task.input_type == "sentence pair"
     assert task.phenomenon_type in PHENOMENON_TYPES
     assert dict(task.frame.group_by("split").len().iter_rows()) == {

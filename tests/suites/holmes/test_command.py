@@ -7,15 +7,17 @@ import json
 import polars as pl
 
 from suites.cli import main
+from tests.suites.holmes.leaderboards import MODELS, write_leaderboards
 
 
-def test_published_leaderboards(tmp_path, shared_data, capsys):
+def test_published_leaderboards(tmp_path, capsys):
+    holmes, flash = write_leaderboards(tmp_path)
     out = tmp_path / "published"
-    assert (
-        main(["run", "holmes", "--published", "--data", str(shared_data), "--out", str(out)]) == 0
-    )
+    argv = ["run", "holmes", "--published", "--out", str(out)]
+    argv += ["--leaderboard", str(holmes), "--flash-leaderboard", str(flash)]
+    assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert "google/flan-t5-xxl" in printed and "reliability vs efficiency" in printed
+    assert MODELS[0] in printed and "reliability vs efficiency" in printed
     ranking = pl.read_parquet(out / "ranking.parquet")
     assert set(ranking["group"]) == {
         "overall",
@@ -27,16 +29,24 @@ def test_published_leaderboards(tmp_path, shared_data, capsys):
     }
     assert pl.read_parquet(out / "flash.parquet").height == 9
     assert main(["report", str(out)]) == 0
-    assert "google/flan-t5-xxl" in capsys.readouterr().out
+    assert MODELS[0] in capsys.readouterr().out
 
 
-def test_list_tasks(shared_data, capsys):
-    assert main(["run", "holmes", "--list-tasks", "--data", str(shared_data)]) == 0
+def test_published_leaderboards_offline_say_how_to_get_them(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("LINGPROBE_DATA_MIRROR", "http://127.0.0.1:9")  # nothing listens there
+    assert main(["run", "holmes", "--published", "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot download holmes/leaderboard_holmes.csv" in err[-1]
+    assert "LINGPROBE_DATA_MIRROR" in err[-1]
+
+
+def test_list_tasks(capsys):
+    assert main(["run", "holmes", "--list-tasks", "--data", "samples"]) == 0
     names = capsys.readouterr().out.split()
     assert "blimp-adjunct_island" in names and "upos" in names
 
 
-def test_glove_run_with_twin_and_flash_resumes(tmp_path, shared_data, capsys):
+def test_glove_run_with_twin_and_flash_resumes(tmp_path, capsys):
     out = tmp_path / "run"
     argv = [
         "run",
@@ -55,7 +65,7 @@ def test_glove_run_with_twin_and_flash_resumes(tmp_path, shared_data, capsys):
         "--flash",
         "--quiet",
         "--data",
-        str(shared_data),
+        "samples",
         "--out",
         str(out),
     ]
@@ -76,7 +86,7 @@ def test_glove_run_with_twin_and_flash_resumes(tmp_path, shared_data, capsys):
     assert "glove:6B.50d@random" in capsys.readouterr().out
 
 
-def test_bad_invocations(tmp_path, shared_data, capsys):
+def test_bad_invocations(tmp_path, capsys):
     assert main(["run", "holmes", "--out", str(tmp_path)]) == 2
     assert "give --models and --tasks" in capsys.readouterr().err
     assert (
@@ -89,7 +99,7 @@ def test_bad_invocations(tmp_path, shared_data, capsys):
                 "--tasks",
                 "nope",
                 "--data",
-                str(shared_data),
+                "samples",
                 "--out",
                 str(tmp_path),
             ]
@@ -109,7 +119,7 @@ def test_bad_invocations(tmp_path, shared_data, capsys):
                 "--blimp-pairs",
                 "10",
                 "--data",
-                str(shared_data),
+                "samples",
                 "--out",
                 str(tmp_path / "m"),
                 "--quiet",

@@ -10,10 +10,11 @@ from suites.flash import (
     FLASH_FRACTIONS,
     encoded_share,
     plot_curve,
-    published_curve,
     rank_resolution,
     reliability_efficiency,
 )
+from suites.holmes.published import published_curve
+from tests.suites.holmes.leaderboards import DATASETS, MODELS, write_leaderboards
 
 
 def _scores(rows: dict[str, dict[str, float]]) -> pl.DataFrame:
@@ -98,11 +99,12 @@ def test_reliability_efficiency_table_and_encoded_share(tmp_path):
     assert plot_curve(curve, tmp_path / "flash.png").stat().st_size > 0
 
 
-def test_published_curve(shared_data):
-    curve = published_curve(shared_data, n_boot=100)
+def test_published_curve_of_leaderboard_files(tmp_path):
+    holmes, flash = write_leaderboards(tmp_path)
+    curve = published_curve(holmes_file=holmes, flash_file=flash, n_boot=100)
     assert curve["k"].to_list() == [round(1 / f) for f in FLASH_FRACTIONS]
-    assert curve["n_models"].to_list() == [57] * 9  # Mixtral is only in the FlashHolmes file
-    assert curve["n_datasets"].max() == 190
+    assert curve["n_models"].to_list() == [len(MODELS)] * 9  # FLASH_ONLY is not in both files
+    assert curve["n_datasets"].max() == DATASETS
     assert np.all(curve["kendall_tau"].to_numpy() > 0.5)
     # less training data, a coarser ranking: 1/2 resolves ranks better than 1/512
     assert curve["rank_resolution"][0] < curve["rank_resolution"][-1]

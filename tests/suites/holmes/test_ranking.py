@@ -18,6 +18,7 @@ from suites.ranking import (
     mean_winning_rate,
     type_correlations,
 )
+from tests.suites.holmes.leaderboards import DATASETS, MISSING, MODELS, write_leaderboards
 
 # Three datasets, four models; d2 has a tie (A = B) and d3 lacks model D.
 SCORES = pl.DataFrame(
@@ -78,18 +79,25 @@ def _pairwise_mwr(frame: pl.DataFrame) -> dict[str, float]:
     return {m: sum(r) / len(r) for m, r in rates.items()}
 
 
-def test_mean_winning_rate_matches_pairwise_loops_on_the_published_leaderboard(shared_data):
-    scores = published_scores(shared_data)
-    table = mean_winning_rate(scores)
-    assert table.height == 57
-    assert dict(zip(table["model"], table["mwr"])) == pytest.approx(_pairwise_mwr(scores))
-    # the three models without a score on one dataset are ranked on the other 207
-    assert sorted(table.filter(pl.col("n_datasets") == 207)["model"].to_list()) == [
-        "allenai/tulu-2-70b",
-        "allenai/tulu-2-dpo-70b",
-        "google/flan-t5-small",
+def test_mean_winning_rate_matches_pairwise_loops_on_a_leaderboard_file(tmp_path):
+    holmes, _ = write_leaderboards(tmp_path)
+    scores = published_scores(path=holmes)
+    assert scores.columns == [
+        "dataset",
+        "phenomenon_type",
+        "phenomenon",
+        "probe_type",
+        "fraction",
+        "model",
+        "score",
     ]
+    table = mean_winning_rate(scores)
+    assert table.height == len(MODELS)
+    assert dict(zip(table["model"], table["mwr"])) == pytest.approx(_pairwise_mwr(scores))
+    # the model without a score on one dataset is ranked on the other datasets
+    assert table.filter(pl.col("n_datasets") == DATASETS - 1)["model"].to_list() == [MISSING[0]]
     assert table["rank"].to_list() == sorted(table["rank"].to_list())
+    assert table["model"][0] == MODELS[0]
 
 
 def _tau_by_hand(x: list[float], y: list[float]) -> float:

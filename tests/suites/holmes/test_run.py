@@ -25,14 +25,14 @@ CONFIG = HolmesConfig(
 
 
 @pytest.fixture(scope="module")
-def holmes_out(tmp_path_factory, minilm, shared_data):
+def holmes_out(tmp_path_factory, minilm):
     out = tmp_path_factory.mktemp("holmes")
     board = run_holmes(
         [minilm, "minilm@random", "glove:6B.50d"],
         TASKS,
         out,
         config=CONFIG,
-        data=shared_data,
+        data="samples",
         progress=False,
     )
     return out, board
@@ -126,7 +126,7 @@ def test_rerun_skips_finished_units_and_refuses_other_settings(holmes_out, monke
 
 
 @pytest.mark.slow
-def test_every_model_family_in_one_run(tmp_path, sentencepiece_tokenizer, smollm2_dir, shared_data):
+def test_every_model_family_in_one_run(tmp_path, sentencepiece_tokenizer, smollm2_dir):
     t5 = load_subject(random_t5(sentencepiece_tokenizer), tokenizer=sentencepiece_tokenizer)
     smollm2 = load_subject(str(smollm2_dir))
     assert (t5.kind, smollm2.kind) == ("encoder-decoder", "decoder")
@@ -143,7 +143,7 @@ def test_every_model_family_in_one_run(tmp_path, sentencepiece_tokenizer, smollm
         ["blimp-causative"],
         tmp_path,
         config=quick,
-        data=shared_data,
+        data="samples",
         progress=False,
     )
     sites = {m: sorted(board.filter(pl.col("model") == m)["site"]) for m in board["model"]}

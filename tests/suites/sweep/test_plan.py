@@ -17,8 +17,8 @@ from tests.suites.sweep.conftest import write_sweep
 
 
 @pytest.fixture
-def config(tmp_path, shared_data):
-    return load_config(write_sweep(tmp_path, "plan", shared_data))
+def config(tmp_path):
+    return load_config(write_sweep(tmp_path, "plan"))
 
 
 def test_units_are_models_times_groups_with_stable_ids(config):
@@ -107,8 +107,8 @@ def test_ray_resources():
     assert capacity(Resources(max_workers=3), cluster, 1.0) == 3
 
 
-def test_dry_run_prints_the_plan_and_runs_nothing(tmp_path, shared_data, capsys):
-    path = write_sweep(tmp_path, "dry", shared_data)
+def test_dry_run_prints_the_plan_and_runs_nothing(tmp_path, capsys):
+    path = write_sweep(tmp_path, "dry")
     assert main(["sweep", str(path), "--dry-run"]) == 0
     printed = capsys.readouterr().out
     assert "6 units: 0 done, 0 failed, 6 to run" in printed

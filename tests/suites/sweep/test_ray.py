@@ -20,8 +20,8 @@ def ray_instance():
 
 
 @pytest.mark.slow
-def test_ray_sweep_equals_the_local_sweep(ray_instance, tmp_path, shared_data, local_sweep):
-    config = write_sweep(tmp_path, "ray", shared_data, executor="ray")
+def test_ray_sweep_equals_the_local_sweep(ray_instance, tmp_path, local_sweep):
+    config = write_sweep(tmp_path, "ray", executor="ray")
     summary = run_sweep(config, progress=False)
     assert (summary.planned, summary.ran, summary.done, summary.failed) == (6, 6, 6, 0)
     reference = local_sweep[1].leaderboard
@@ -39,11 +39,10 @@ def test_ray_sweep_equals_the_local_sweep(ray_instance, tmp_path, shared_data, l
 
 
 @pytest.mark.slow
-def test_ray_failures_are_recorded(ray_instance, tmp_path, shared_data):
+def test_ray_failures_are_recorded(ray_instance, tmp_path):
     config = write_sweep(
         tmp_path,
         "ray-failing",
-        shared_data,
         executor="ray",
         models=("no-such-model", "glove:6B.50d"),
         edge=False,

@@ -78,8 +78,8 @@ def test_dry_run_estimates_from_finished_units(local_sweep):
 
 
 @pytest.mark.slow
-def test_killed_sweep_reruns_only_the_missing_units(tmp_path, shared_data, local_sweep):
-    config = write_sweep(tmp_path, "killed", shared_data)
+def test_killed_sweep_reruns_only_the_missing_units(tmp_path, local_sweep):
+    config = write_sweep(tmp_path, "killed")
     out = tmp_path / "killed"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     errors = tmp_path / "stderr.txt"
@@ -116,11 +116,10 @@ def test_killed_sweep_reruns_only_the_missing_units(tmp_path, shared_data, local
 
 
 @pytest.mark.slow
-def test_a_failing_unit_is_reported_and_the_others_finish(tmp_path, shared_data, capsys):
+def test_a_failing_unit_is_reported_and_the_others_finish(tmp_path, capsys):
     config = write_sweep(
         tmp_path,
         "failing",
-        shared_data,
         models=("no-such-model", "glove:6B.50d"),
         edge=False,
         holmes_tasks=["blimp-adjunct_island"],
