@@ -27,13 +27,12 @@ import torch
 
 from internals import load_subject
 from internals import sites as site_rules
-from probes import TrainConfig
 from suites.datasets import as_source
 from suites.edge import read_conllu
 from suites.edge.experiment import EdgeConfig, run_edge
 from suites.edge.report import save_unit
-from suites.holmes.catalog import TaskLimits
 from suites.holmes.run import HolmesConfig, run_holmes
+from suites.suite import Limits, with_probe
 from suites.sweep import read_log, run_sweep
 
 MODELS = ("minilm", "glove:6B.50d")
@@ -85,13 +84,14 @@ sentences = {SENTENCES}
 def by_hand(folder: Path, data: str) -> pl.DataFrame:
     """The same units without the sweep; returns the Holmes scores."""
     torch.set_num_threads(1)  # the sweep's [resources] cpus = 1
-    holmes = HolmesConfig(
-        seeds=tuple(range(SEEDS)),
+    holmes = with_probe(
+        HolmesConfig(limits=Limits(sentences=SENTENCES, blimp_pairs=PAIRS)),
+        seeds=SEEDS,
         mdl=False,
-        train=TrainConfig(epochs=EPOCHS, lr=LR),
-        limits=TaskLimits(blimp_pairs=PAIRS),
+        epochs=EPOCHS,
+        lr=LR,
     )
-    edge = EdgeConfig(seeds=tuple(range(SEEDS)), epochs=EPOCHS, lr=LR)
+    edge = with_probe(EdgeConfig(), seeds=SEEDS, epochs=EPOCHS, lr=LR)
     source = as_source(data)
     boards = []
     for name in MODELS:

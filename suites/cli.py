@@ -1,40 +1,37 @@
-"""The `lingprobe` command: `demo`, `run <suite>`, `report DIR`, and what suites register.
+"""The `lingprobe` command: `demo`, `run <suite>`, `sweep`, `report DIR` and `data`.
 
-Each module in `suites.commands` adds its subcommands through `register(parsers)`; a handler gets
-the parsed arguments. Errors lingprobe raises on purpose print as one line and exit with code 2.
+`run` has one subcommand per suite of `suites.registry` (each suite adds its own); the other
+commands live in `suites.commands`. Errors lingprobe raises on purpose (`LingprobeError`) print
+as one line and exit with code 2; anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
-import pkgutil
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-import suites.commands
 from lingprobe.errors import LingprobeError
+from suites.commands import data, demo, report, sweep
+from suites.registry import SUITES
 
-
-@dataclass(frozen=True)
-class CommandParsers:
-    """Where suites hang their subcommands: top level (`lingprobe X`) and `lingprobe run X`."""
-
-    top: argparse._SubParsersAction
-    run: argparse._SubParsersAction
+TOP_COMMANDS = (demo, sweep, report, data)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser, with every registered command."""
+    """The full argument parser, with every command."""
     parser = argparse.ArgumentParser(
         prog="lingprobe",
         description="Probe what language models know inside: layer-wise probes over suites.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
     top = parser.add_subparsers(dest="command", metavar="COMMAND")
-    run_parser = top.add_parser("run", help="run one suite on one or more models")
+    run_parser = top.add_parser(
+        "run",
+        help="run one suite on one or more models",
+        description=f"Run one suite: {', '.join(SUITES)}.",
+    )
     run = run_parser.add_subparsers(dest="suite", metavar="SUITE")
 
     def run_without_suite(args: argparse.Namespace) -> int:
@@ -42,13 +39,11 @@ def build_parser() -> argparse.ArgumentParser:
         return 2
 
     run_parser.set_defaults(handler=run_without_suite)
-    parsers = CommandParsers(top, run)
-    for module in pkgutil.iter_modules(suites.commands.__path__):
-        importlib.import_module(f"suites.commands.{module.name}").register(parsers)
+    for suite in SUITES.values():
+        suite.register(run)
+    for command in TOP_COMMANDS:
+        command.register(top)
     return parser
-
-
-EXPECTED_ERRORS = (LingprobeError, FileNotFoundError, NotADirectoryError, ValueError, KeyError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -65,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(handler(args) or 0)
-    except EXPECTED_ERRORS as error:
+    except LingprobeError as error:
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         print(f"lingprobe: error: {message}", file=sys.stderr)
         return 2

@@ -38,6 +38,8 @@ from suites.ranking import check_scores, kendall_tau, mwr_from_rates, ranks_of, 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from suites.errors import TaskError
+
 # Holmes (Waldis et al. 2024) §6: train fractions 1/2 ... 1/512.
 FLASH_FRACTIONS = tuple(1 / 2**i for i in range(1, 10))
 # Holmes §6 / Perlitz et al. (2023): the 95 % interval of the rank difference.
@@ -69,7 +71,7 @@ def paired_rates(
     datasets = sorted(set(a["dataset"].to_list()) & set(b["dataset"].to_list()))
     models = sorted(set(a["model"].to_list()) & set(b["model"].to_list()))
     if len(datasets) < 1 or len(models) < 2:
-        raise ValueError(
+        raise TaskError(
             f"the full and reduced scores share {len(datasets)} datasets and {len(models)}"
             " models; rank resolution needs at least one dataset and two models in both"
         )
@@ -107,7 +109,7 @@ def rank_resolution(
 ) -> RankResolution:
     """Rank resolution of `reduced` against `full` (long frames: dataset, model, score)."""
     if n_boot < 1 or not 0 < level < 1:
-        raise ValueError(f"n_boot={n_boot}, level={level}: give n_boot >= 1 and 0 < level < 1")
+        raise TaskError(f"n_boot={n_boot}, level={level}: give n_boot >= 1 and 0 < level < 1")
     _, models, rates_full, rates_red = paired_rates(full, reduced)
     n_data = rates_full.shape[0]
     draws = np.random.default_rng(seed).integers(0, n_data, size=(n_boot, n_data))

@@ -10,6 +10,7 @@ from typing import Any
 import polars as pl
 
 from internals.store import atomic_write_bytes
+from suites.datasets.errors import DataNotFoundError
 
 MANIFEST = "manifest.json"
 
@@ -35,7 +36,7 @@ def read_manifest(folder: str | Path) -> dict[str, Any]:
     """The manifest of a results folder, or a clear error when there is none."""
     path = Path(folder) / MANIFEST
     if not path.exists():
-        raise FileNotFoundError(
+        raise DataNotFoundError(
             f"{path} does not exist; point `lingprobe report` at a folder that"
             " `lingprobe run` wrote"
         )

@@ -17,6 +17,7 @@ from torch import Tensor
 from internals import Site, Subject
 from internals import sites as site_rules
 from probes import ProbeGrid, ProbeResults, TrainConfig, fit_probes
+from suites.schema import conform, score_table, site_columns
 from suites.tasks import Task
 
 
@@ -30,29 +31,30 @@ class ProbeRun:
     sites: tuple[Site, ...]
     results: ProbeResults
 
-    def _label(self, frame: pl.DataFrame) -> pl.DataFrame:
-        names = pl.Series("site_name", [s.name for s in self.sites])
-        layers = pl.Series("layer", [s.layer for s in self.sites])
-        lookup = pl.DataFrame({"site": list(range(len(self.sites)))}).with_columns(names, layers)
-        return frame.join(lookup, on="site", how="left").with_columns(
-            pl.lit(self.model).alias("model"),
-            pl.lit(self.init).alias("init"),
-            pl.lit(self.task.name).alias("task"),
-            pl.lit(self.task.phenomenon).alias("phenomenon"),
-            pl.lit(self.task.phenomenon_type).alias("phenomenon_type"),
+    def rows(self, suite: str = "", unit: str = "") -> pl.DataFrame:
+        """Every probe's metrics in `suites.schema.RESULTS_SCHEMA` (sites by name)."""
+        table = self.results.table().rename({"site": "site_index"})
+        frame = table.join(site_columns(self.sites), on="site_index").drop(
+            "site_index", "best_epoch"
+        )
+        return conform(
+            frame,
+            model=self.model,
+            init=self.init,
+            suite=suite,
+            task=self.task.name,
+            phenomenon=self.task.phenomenon,
+            phenomenon_type=self.task.phenomenon_type,
+            unit=unit,
         )
 
     def table(self) -> pl.DataFrame:
-        """Long table: model, init, task, site_name, layer, seed, variant, mask, split, metric..."""
-        return self._label(self.results.table())
+        """`rows()`: model, init, suite, task, ..., site, layer, seed, variant, mask, split..."""
+        return self.rows()
 
     def summary(self) -> pl.DataFrame:
-        """Mean and std over seeds per site, variant and metric, labelled."""
-        return self._label(self.results.summary())
-
-    def selectivity(self) -> pl.DataFrame:
-        """Task minus control per site, labelled."""
-        return self._label(self.results.selectivity())
+        """Scores per site, mask, split and metric: mean, sigma, control and selectivity."""
+        return score_table(self.rows())
 
 
 def task_features(

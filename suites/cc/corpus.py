@@ -15,6 +15,7 @@ import numpy as np
 import polars as pl
 
 from suites.cc.errors import CorpusError
+from suites.datasets.errors import DataNotFoundError
 
 LABEL_WORDS = {
     "1": 1,
@@ -32,7 +33,7 @@ def read_labelled_sentences(path: str | Path) -> pl.DataFrame:
     """Columns sentence (str), label (int 0/1), length (words), and pos_pattern when given."""
     source = Path(path)
     if not source.is_file():
-        raise FileNotFoundError(
+        raise DataNotFoundError(
             f"corpus file {source} does not exist; pass a .csv/.tsv/.jsonl/.parquet"
         )
     readers = {

@@ -16,6 +16,7 @@ import polars as pl
 
 from suites.cc.grammar import FEATURES, Shape, ShapeTable, draw, render, shape_table
 from suites.cc.vocabulary import SyntaxVocabulary, load_syntax_vocabulary
+from suites.errors import TaskError
 
 SENTENCE_SCHEMA = {
     "sentence": pl.String,
@@ -72,7 +73,7 @@ def generate(
     the shipped lists of `split`. The same arguments give the same frame.
     """
     if n_per_class < 1:
-        raise ValueError(f"n_per_class={n_per_class}; ask for at least one sentence per class")
+        raise TaskError(f"n_per_class={n_per_class}; ask for at least one sentence per class")
     words = _vocabulary(split, vocabulary)
     rng = np.random.default_rng([seed, SPLIT_INDEX.get(split, 2)])
     shapes = shape_table(words).sample(rng, n_per_class)
@@ -141,9 +142,9 @@ def feature_subsets(
     """
     unknown = [f for f in features if f not in FEATURES]
     if unknown:
-        raise ValueError(f"unknown features {unknown}; choose among {', '.join(FEATURES)}")
+        raise TaskError(f"unknown features {unknown}; choose among {', '.join(FEATURES)}")
     if n_per_value < 1:
-        raise ValueError(f"n_per_value={n_per_value}; ask for at least one sentence per value")
+        raise TaskError(f"n_per_value={n_per_value}; ask for at least one sentence per value")
     vocabularies = {
         "train": _vocabulary("train", train_vocabulary),
         "test": _vocabulary("test", test_vocabulary),

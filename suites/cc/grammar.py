@@ -25,6 +25,7 @@ from functools import lru_cache
 import numpy as np
 
 from suites.cc.vocabulary import GRAMMAR_SLOTS, SyntaxVocabulary
+from suites.errors import TaskError
 
 FEATURES = ("length", "cc_start", "second_start", "distance")
 PUNCTUATION = (",", ";", "")  # spec §1: PUNCT -> ',' | ';' | ''
@@ -235,7 +236,7 @@ class ShapeTable:
         if feature is not None:
             weights = np.where(self.features[feature] == value, weights, 0.0)
             if weights.sum() <= 0:
-                raise ValueError(
+                raise TaskError(
                     f"no sentence of the grammar has {feature} = {value}; "
                     f"possible values: {self.values(feature)}"
                 )

@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from suites.cc.errors import VocabularyError
+from suites.datasets.errors import DataNotFoundError
 
 CONTEXT = "He is"  # a filler is tokenised as it appears in the schemata: after "is" and a space
 
@@ -37,7 +38,7 @@ def load_adjective_pairs(path: str | Path | None = None) -> list[AdjectivePair]:
     """Pairs from a TSV with header `comparative<TAB>antonym` (default: the shipped file)."""
     source = Path(path) if path is not None else _data_file("adjective_pairs.tsv")
     if not source.is_file():
-        raise FileNotFoundError(f"adjective-pair file {source} does not exist")
+        raise DataNotFoundError(f"adjective-pair file {source} does not exist")
     frame = pl.read_csv(source, separator="\t", infer_schema_length=0)
     if frame.columns[:2] != ["comparative", "antonym"]:
         raise VocabularyError(
@@ -61,7 +62,7 @@ def load_names(path: str | Path | None = None) -> list[str]:
     """Names, one a line (default: the shipped 33); blank lines and `#` comments are skipped."""
     source = Path(path) if path is not None else _data_file("names.txt")
     if not source.is_file():
-        raise FileNotFoundError(f"name file {source} does not exist")
+        raise DataNotFoundError(f"name file {source} does not exist")
     names = [line.strip() for line in source.read_text().splitlines()]
     names = [n for n in names if n and not n.startswith("#")]
     if len(set(names)) != len(names):

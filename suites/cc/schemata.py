@@ -18,6 +18,7 @@ import polars as pl
 
 from suites.cc.errors import VocabularyError
 from suites.cc.lexicon import AdjectivePair
+from suites.errors import TaskError
 
 MASK = "[MASK]"
 TEST_SCHEMATA = ("S1", "S2", "S3", "S4")
@@ -64,7 +65,7 @@ def _rules(base: str, i: SemanticInstance) -> str:
 def schema_sentence(schema: str, i: SemanticInstance) -> str:
     """S1-S4 for an instance, with `[MASK]` at the filler."""
     if schema not in TEST_SCHEMATA:
-        raise ValueError(f"schema {schema!r} is not a test schema; choose one of {TEST_SCHEMATA}")
+        raise TaskError(f"schema {schema!r} is not a test schema; choose one of {TEST_SCHEMATA}")
     first, second = (i.name2, i.name1) if schema == "S4" else (i.name1, i.name2)
     return f"{_rules(schema, i)} {_scenario(first, i.adj1, second)} {_question(first, second)}"
 
@@ -72,7 +73,7 @@ def schema_sentence(schema: str, i: SemanticInstance) -> str:
 def calibration_sentence(method: str, base: str, i: SemanticInstance, context: int) -> str:
     """Calibration context `context` (0-based) of `method` (S5/S6/S7) for base schema `base`."""
     if base not in CALIBRATED_BASES:
-        raise ValueError(f"base {base!r} has no calibration contexts; choose {CALIBRATED_BASES}")
+        raise TaskError(f"base {base!r} has no calibration contexts; choose {CALIBRATED_BASES}")
     if method == "S5":
         first, second = i.calibration_names[context]
         return f"{_scenario(first, i.adj1, second)} {_question(first, second)}"
@@ -85,7 +86,7 @@ def calibration_sentence(method: str, base: str, i: SemanticInstance, context: i
             f"{_rules(base, i)} {_scenario(i.name1, adjective, i.name2)} "
             f"{_question(i.name1, i.name2)}"
         )
-    raise ValueError(f"calibration method {method!r}; choose one of {CALIBRATION_SCHEMATA}")
+    raise TaskError(f"calibration method {method!r}; choose one of {CALIBRATION_SCHEMATA}")
 
 
 def sample_instances(

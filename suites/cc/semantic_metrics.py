@@ -14,6 +14,7 @@ from __future__ import annotations
 import polars as pl
 
 from suites.cc.schemata import CALIBRATED_BASES, CALIBRATION_SCHEMATA, TEST_SCHEMATA
+from suites.errors import TaskError
 
 UNCALIBRATED = "none"
 METHODS = (UNCALIBRATED, *CALIBRATION_SCHEMATA)
@@ -29,7 +30,7 @@ def _log_mean_exp(column: str) -> pl.Expr:
 def calibrated_scores(scores: pl.DataFrame, method: str = UNCALIBRATED) -> pl.DataFrame:
     """Per model, instance and test schema: the two fillers' (calibrated) log-scores."""
     if method not in METHODS:
-        raise ValueError(f"calibration {method!r}; choose one of {METHODS}")
+        raise TaskError(f"calibration {method!r}; choose one of {METHODS}")
     tests = scores.filter(pl.col("context") == 0, pl.col("schema").is_in(TEST_SCHEMATA))
     tests = tests.select(*KEYS, "schema", "correct", *FILLERS)
     if method == UNCALIBRATED:
@@ -40,7 +41,7 @@ def calibrated_scores(scores: pl.DataFrame, method: str = UNCALIBRATED) -> pl.Da
         prior, left_on=[*KEYS, "schema"], right_on=[*KEYS, "base"], how="anti"
     )
     if missing.height:
-        raise ValueError(
+        raise TaskError(
             f"{missing.height} test sentences lack {method} calibration contexts,"
             f" e.g. instance {missing['instance'][0]} {missing['schema'][0]}"
         )

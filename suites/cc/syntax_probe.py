@@ -21,6 +21,7 @@ from internals import Site, SpanItem, Subject
 from internals import sites as site_rules
 from probes import fit_logistic_regression
 from suites.cc.generate import feature_subsets
+from suites.errors import TaskError
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def _check_frame(name: str, frame: pl.DataFrame) -> None:
     train = frame.filter(pl.col("split") == "train")
     n_test = int((frame["split"] == "test").sum())
     if train["label"].n_unique() < 2 or n_test == 0:
-        raise ValueError(
+        raise TaskError(
             f"frame {name!r} needs train rows of both labels and test rows; it has"
             f" {train.height} train rows (labels {sorted(set(train['label']))}) and {n_test}"
             " test rows"

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Literal
 
 from suites.cc.errors import VocabularyError
+from suites.datasets.errors import DataNotFoundError
+from suites.errors import TaskError
 
 Split = Literal["train", "test"]
 SPLITS: tuple[Split, ...] = ("train", "test")
@@ -34,7 +36,7 @@ class SyntaxVocabulary:
         for name, words in self.slots:
             if name == slot:
                 return words
-        raise KeyError(f"slot {slot!r} is not in the {self.split} vocabulary; it has {self.names}")
+        raise TaskError(f"slot {slot!r} is not in the {self.split} vocabulary; it has {self.names}")
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -57,7 +59,7 @@ def load_syntax_vocabulary(split: str, path: str | Path | None = None) -> Syntax
         raise VocabularyError(f"split={split!r}; choose 'train' or 'test'")
     source = Path(path) if path is not None else default_vocabulary_path()
     if not source.is_file():
-        raise FileNotFoundError(f"vocabulary file {source} does not exist; pass an existing JSON")
+        raise DataNotFoundError(f"vocabulary file {source} does not exist; pass an existing JSON")
     try:
         payload = json.loads(source.read_text())
     except json.JSONDecodeError as error:

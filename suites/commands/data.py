@@ -73,9 +73,9 @@ def verify(args: argparse.Namespace) -> int:
     return 1 if damaged else 0
 
 
-def register(parsers) -> None:
+def register(parsers: argparse._SubParsersAction) -> None:
     """Add `lingprobe data` and its subcommands."""
-    data = parsers.top.add_parser(
+    data = parsers.add_parser(
         "data",
         help="list, fetch, locate and verify datasets",
         description="The dataset registry: every dataset lingprobe reads, pinned and hashed."

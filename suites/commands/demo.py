@@ -15,10 +15,10 @@ from pathlib import Path
 from internals import load_subject
 from internals import sites as site_rules
 from internals.packaged import MINILM
-from suites.commands.edge import add_probe_options, config_from
 from suites.datasets import DataError, DataSource
+from suites.edge.cli import add_edge_options, config_from
 from suites.edge.conllu import ConlluTask, read_conllu
-from suites.edge.experiment import run_edge
+from suites.edge.experiment import EdgeConfig, run_edge
 from suites.edge.report import render, save_unit
 
 TASKS: tuple[ConlluTask, ...] = ("upos", "deprel")
@@ -54,15 +54,15 @@ def run(args: argparse.Namespace) -> int:
         " --test-sentences to change it"
     )
     subjects = [load_subject(MINILM, init=init) for init in ("pretrained", "random")]
-    chosen = site_rules.select(subjects[0], args.layers)
     config = config_from(args)
+    chosen = site_rules.select(subjects[0], config.layers)
     for task in TASKS:
         train = read_conllu(train_path, task, split="train", limit_sentences=args.train_sentences)
         test = read_conllu(test_path, task, split="test", limit_sentences=args.test_sentences)
         print(
             f"  {task}: {len(train)} train items, {len(test)} test items,"
-            f" {len(chosen)} sites x {len(config.seeds)} seeds x"
-            f" {'task+control' if config.control else 'task'}"
+            f" {len(chosen)} sites x {len(config.grid.seeds)} seeds x"
+            f" {' + '.join(config.grid.variants)}"
         )
         results = run_edge(
             subjects, train, test, chosen, config, store=args.store, progress=not args.quiet
@@ -75,9 +75,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(parsers) -> None:
+def register(parsers: argparse._SubParsersAction) -> None:
     """Add `lingprobe demo`."""
-    p = parsers.top.add_parser(
+    p = parsers.add_parser(
         "demo", help="the embedded end-to-end job (MiniLM on UD EWT)", description=__doc__
     )
     p.add_argument("--out", default="lingprobe-out/demo", help="output folder")
@@ -89,5 +89,5 @@ def register(parsers) -> None:
     )
     p.add_argument("--train-sentences", type=int, default=3000)
     p.add_argument("--test-sentences", type=int, default=800)
-    add_probe_options(p)
+    add_edge_options(p, EdgeConfig())
     p.set_defaults(handler=run)

@@ -3,26 +3,32 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 from pathlib import Path
 
 from suites.outputs import read_manifest
+from suites.registry import suite_of_manifest
+from suites.sweep import render
+from suites.sweep.run import SUITE as SWEEP
 
 
 def run(args: argparse.Namespace) -> int:
-    """Dispatch on the folder's manifest to the suite that wrote it."""
+    """Render the folder with the suite its manifest names (or the sweep report)."""
     out = Path(args.dir)
-    suite = str(read_manifest(out)["suite"])
-    module = importlib.import_module(f"suites.commands.{suite.split('-')[0].replace('-', '_')}")
-    render = getattr(module, "report", None)
-    if render is None:
-        raise ValueError(f"suite {suite!r} in {out}/manifest.json has no report renderer")
-    render(out)
+    name = str(read_manifest(out).get("suite"))
+    if name == SWEEP:
+        render(out)
+    else:
+        suite_of_manifest(name).report(out)
     return 0
 
 
-def register(parsers) -> None:
+def register(parsers: argparse._SubParsersAction) -> None:
     """Add `lingprobe report`."""
-    p = parsers.top.add_parser("report", help="re-render tables and plots from a results folder")
-    p.add_argument("dir", help="a folder written by `lingprobe run ...` or `lingprobe demo`")
+    p = parsers.add_parser(
+        "report",
+        help="re-render tables and plots from a results folder",
+        description="Re-render the tables and plots of a folder written by `lingprobe run`,"
+        " `lingprobe demo` or `lingprobe sweep`, from its parquet files alone.",
+    )
+    p.add_argument("dir", help="a folder written by `lingprobe run ...`, `demo` or `sweep`")
     p.set_defaults(handler=run)

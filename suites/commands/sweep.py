@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import polars as pl
 
@@ -34,14 +33,9 @@ def run(args: argparse.Namespace) -> int:
     return 1 if summary.failed else 0
 
 
-def report(out: Path) -> None:
-    """Re-render a sweep folder."""
-    render(out)
-
-
-def register(parsers) -> None:
+def register(parsers: argparse._SubParsersAction) -> None:
     """Add `lingprobe sweep`."""
-    p = parsers.top.add_parser(
+    p = parsers.add_parser(
         "sweep",
         help="run a sweep config (models x suites x sites), resumable, local or on Ray",
         description="Run every (model, dataset group) unit of a TOML sweep config that has not"

@@ -13,7 +13,7 @@
 - `run_curriculum`, `summarise`: a whole run to parquet tables and plots.
 """
 
-from suites.curriculum.config import CurriculumConfig
+from suites.curriculum.config import ANALYSES, CurriculumConfig
 from suites.curriculum.cross_distribution import cross_distribution, cross_matrix
 from suites.curriculum.data import (
     THREE_WAY,
@@ -40,7 +40,7 @@ from suites.curriculum.pvi import (
     v_information_table,
 )
 from suites.curriculum.report import summarise
-from suites.curriculum.suite import ANALYSES, run_curriculum
+from suites.curriculum.run import run_curriculum
 from suites.curriculum.zero_shot import nli_probabilities, zero_shot
 
 __all__ = [

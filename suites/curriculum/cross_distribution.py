@@ -15,6 +15,7 @@ from suites.curriculum.features import NLIFeatures
 from suites.curriculum.probe_outputs import probe_probabilities, subset_metrics
 from suites.curriculum.pvi import HARD, SIMPLE
 from suites.curriculum.sampling import carve_dev
+from suites.errors import TaskError
 from suites.tasks import Task
 
 HALVES = (SIMPLE, HARD)
@@ -49,7 +50,7 @@ def cross_distribution(
     in_half = {h: torch.tensor([m == h for m in halves]) for h in HALVES}
     missing = [h for h in HALVES if not bool((in_half[h] & is_train).any())]
     if missing or not bool((in_half[SIMPLE] & is_test).any()):
-        raise ValueError(
+        raise TaskError(
             f"{task.name}: the PVI table marks no {missing or ['test']} items as {HALVES};"
             " compute pvi_scores on this task first"
         )
@@ -61,7 +62,7 @@ def cross_distribution(
             x,
             targets,
             codes,
-            config.grid(),
+            config.probe_grid(),
             config.train_config(),
             num_classes=len(task.labels),
             progress=False,

@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from suites.datasets import DataSource, as_source
+from suites.datasets.errors import DataNotFoundError
 from suites.jsonl import read_jsonl
 from suites.tasks import Task, TaskError, make_frame
 
@@ -73,7 +74,7 @@ def _phenomenon_files(path: Path) -> list[tuple[Path, str]]:
             )
         return [(path, FILE_SPLITS[path.stem])]
     if not path.is_dir():
-        raise FileNotFoundError(f"{path} does not exist; give a phenomenon folder or a .jsonl file")
+        raise DataNotFoundError(f"{path} does not exist; give a phenomenon folder or a .jsonl file")
     files = [(path / f"{stem}.jsonl", split) for stem, split in FILE_SPLITS.items()]
     found = [(f, s) for f, s in files if f.exists()]
     if not found:
@@ -153,14 +154,14 @@ def read_all(root: str | Path, phenomena: Sequence[str] | None = None) -> dict[s
     """Every phenomenon folder under `root` (or the named ones), by phenomenon name."""
     root = Path(root)
     if not root.is_dir():
-        raise FileNotFoundError(f"{root} is not a folder; give the curriculum_nli data folder")
+        raise DataNotFoundError(f"{root} is not a folder; give the curriculum_nli data folder")
     available = sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*.jsonl")))
     chosen = list(phenomena) if phenomena is not None else available
     unknown = [p for p in chosen if p not in available]
     if unknown:
-        raise FileNotFoundError(
+        raise DataNotFoundError(
             f"phenomena {unknown} are not folders of {root}; choose from {available}"
         )
     if not chosen:
-        raise FileNotFoundError(f"{root} holds no phenomenon folders with .jsonl files")
+        raise DataNotFoundError(f"{root} holds no phenomenon folders with .jsonl files")
     return {p: read(root / p) for p in chosen}

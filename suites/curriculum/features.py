@@ -22,6 +22,7 @@ from torch import Tensor
 
 from internals import Site, Subject
 from internals import sites as site_rules
+from suites.errors import TaskError
 from suites.probing import task_features
 from suites.tasks import Task
 
@@ -40,12 +41,12 @@ class NLIFeatures:
 
     def __post_init__(self) -> None:
         if self.premise.shape != self.hypothesis.shape:
-            raise ValueError(
+            raise TaskError(
                 f"premise features {tuple(self.premise.shape)} and hypothesis features"
                 f" {tuple(self.hypothesis.shape)} differ; build both from the same items"
             )
         if self.premise.shape[1] != len(self.sites):
-            raise ValueError(
+            raise TaskError(
                 f"features have {self.premise.shape[1]} sites but {len(self.sites)} sites are named"
             )
 
@@ -55,7 +56,7 @@ class NLIFeatures:
     ) -> NLIFeatures:
         """Split `[premise ; hypothesis]` features in their two halves."""
         if pairs.shape[-1] % 2:
-            raise ValueError(
+            raise TaskError(
                 f"pair features have odd width {pairs.shape[-1]}; expected [premise ; hypothesis]"
             )
         half = pairs.shape[-1] // 2
@@ -68,7 +69,7 @@ class NLIFeatures:
         """The parts in `combine` concatenated (default `[p ; h]`)."""
         bad = [c for c in combine if c not in PARTS]
         if bad or not combine:
-            raise ValueError(f"combine={list(combine)}: choose one or more of {list(PARTS)}")
+            raise TaskError(f"combine={list(combine)}: choose one or more of {list(PARTS)}")
         p, h = self.premise, self.hypothesis
         made = {
             "premise": lambda: p,

@@ -24,6 +24,7 @@ from suites.curriculum.config import CurriculumConfig
 from suites.curriculum.labels import ModelLabels, matthews
 from suites.curriculum.sampling import base_codes, per_label_subsample
 from suites.curriculum.zero_shot import predict_task
+from suites.errors import TaskError
 from suites.tasks import Task
 
 
@@ -90,7 +91,7 @@ def fine_tune(
         for i in rows_index.tolist()
     ]
     if not data:
-        raise ValueError(f"{task.name}: no training items to fine-tune on")
+        raise TaskError(f"{task.name}: no training items to fine-tune on")
     steps_per_epoch = math.ceil(len(data) / config.batch_size)
     total = steps_per_epoch * config.epochs
     warm = config.warmup(total)

@@ -12,6 +12,7 @@ import polars as pl
 from suites.curriculum.config import CurriculumConfig
 from suites.curriculum.features import NLIFeatures
 from suites.curriculum.inoculation import inoculation
+from suites.errors import TaskError
 from suites.tasks import Task
 
 
@@ -43,7 +44,7 @@ def hypothesis_gap(
         .agg(pl.col("n_per_label").max())
     )
     if shared.height == 0:
-        raise ValueError("the table needs both `pair` and `hypothesis` rows at a common size")
+        raise TaskError("the table needs both `pair` and `hypothesis` rows at a common size")
     keys = ["phenomenon", "site", "site_name", "layer", "n_per_label"]
     stats = (
         rows.join(shared, on=["phenomenon", "n_per_label"])

@@ -25,6 +25,7 @@ from probes.splits import TRAIN
 from suites.curriculum.config import CurriculumConfig
 from suites.curriculum.features import NLIFeatures
 from suites.curriculum.sampling import base_codes, per_label_subsample
+from suites.errors import TaskError
 from suites.tasks import Task
 
 INPUTS = ("pair", "hypothesis")  # full model input vs hypothesis-only baseline
@@ -38,7 +39,7 @@ def probe_input(
         return feats.pair(config.combine)
     if name == "hypothesis":
         return feats.hypothesis_only()
-    raise ValueError(f"input {name!r} is unknown; choose from {list(INPUTS)}")
+    raise TaskError(f"input {name!r} is unknown; choose from {list(INPUTS)}")
 
 
 def inoculation(
@@ -56,7 +57,7 @@ def inoculation(
     """
     config = config or CurriculumConfig()
     if len(feats) != len(task):
-        raise ValueError(
+        raise TaskError(
             f"{len(feats)} feature rows for {len(task)} items of {task.name}; build the features"
             " from this task"
         )
@@ -70,7 +71,7 @@ def inoculation(
             probe_input(feats, name, config),
             targets,
             codes,
-            config.grid((seed,)),
+            config.probe_grid((seed,)),
             config.train_config(),
             num_classes=len(task.labels),
             progress=False,

@@ -25,6 +25,7 @@ from suites.curriculum.config import CurriculumConfig
 from suites.curriculum.features import NLIFeatures
 from suites.curriculum.probe_outputs import probe_probabilities
 from suites.curriculum.sampling import carve_dev, stratified_folds
+from suites.errors import TaskError
 from suites.tasks import Task
 
 SIMPLE, HARD = "simple", "hard"
@@ -36,7 +37,7 @@ def label_prior(
     """The null-input model f[null]: class frequencies among the (included) training items."""
     chosen = targets if include is None else targets[include]
     if chosen.numel() == 0:
-        raise ValueError("label_prior: no training items; include at least one item")
+        raise TaskError("label_prior: no training items; include at least one item")
     counts = torch.bincount(chosen, minlength=num_classes).double()
     return counts / counts.sum()
 
@@ -49,7 +50,7 @@ def pointwise_v_information(
     """PVI(x -> y) = -log2 prior(y) + log2 f[x](y), in bits, for each item (and probe)."""
     if bool((prior[targets] <= 0).any()):
         absent = sorted(set(targets[prior[targets] <= 0].tolist()))
-        raise ValueError(
+        raise TaskError(
             f"classes {absent} have zero prior (absent from the training items), so their PVI"
             " is infinite; train f[x] and f[null] on data holding every class"
         )
@@ -86,7 +87,7 @@ def _heldout_pvi(
         x,
         targets,
         codes,
-        config.grid(),
+        config.probe_grid(),
         config.train_config(select_by="loss"),
         num_classes=num_classes,
         progress=False,

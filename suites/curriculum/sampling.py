@@ -12,6 +12,7 @@ from jaxtyping import Bool, Int
 from torch import Tensor
 
 from probes.splits import DEV, TEST, TRAIN, UNUSED
+from suites.errors import TaskError
 from suites.tasks import Task
 
 
@@ -34,7 +35,7 @@ def base_codes(task: Task, dev_fraction: float, seed: int) -> Int[Tensor, " item
     if bool((codes == DEV).any()) or dev_fraction <= 0:
         return codes
     if not 0 < dev_fraction < 1:
-        raise ValueError(f"dev_fraction={dev_fraction}; give a fraction in (0, 1)")
+        raise TaskError(f"dev_fraction={dev_fraction}; give a fraction in (0, 1)")
     for items in _label_orders(task.targets, codes == TRAIN, seed):
         codes[items[: max(1, round(dev_fraction * items.numel()))]] = DEV
     return codes
@@ -46,7 +47,7 @@ def per_label_subsample(
     """Codes whose train items are at most `n_per_label` seeded items of each label (the other
     train items become unused); dev and test are unchanged."""
     if n_per_label < 1:
-        raise ValueError(f"n_per_label={n_per_label}; give at least one example per label")
+        raise TaskError(f"n_per_label={n_per_label}; give at least one example per label")
     out = torch.where(codes == TRAIN, UNUSED, codes)
     for items in _label_orders(targets, codes == TRAIN, seed):
         out[items[:n_per_label]] = TRAIN
@@ -58,7 +59,7 @@ def stratified_folds(
 ) -> Int[Tensor, " item"]:
     """Fold id (0..folds-1) of every item of `among`, labels spread evenly; -1 elsewhere."""
     if folds < 2:
-        raise ValueError(f"folds={folds}; cross-fitting needs at least 2 folds")
+        raise TaskError(f"folds={folds}; cross-fitting needs at least 2 folds")
     fold = torch.full(targets.shape, -1, dtype=torch.int64)
     offset = 0
     for items in _label_orders(targets, among, seed):

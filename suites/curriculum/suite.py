@@ -1,132 +1,130 @@
-"""A whole curriculum run: every analysis on every phenomenon, tables written as they finish.
+"""The curriculum NLI suite in the suite contract: one unit per phenomenon.
 
-Folder layout: `manifest.json`; `zero_shot.parquet`; per phenomenon `<name>/inoculation.parquet`
-(pair, hypothesis-only and fine-tuning rows), `<name>/pvi.parquet`,
-`<name>/cross_distribution.parquet`; the summaries and plots come from `summarise` (also run
-by `lingprobe report`).
+A unit runs the probe analyses (`CurriculumConfig.analyses`: inoculation, hypothesis-only, PVI,
+cross-distribution) into its folder; its result rows are the inoculation curves: task
+`curriculum-<phenomenon>` (the full pair input) and `curriculum-<phenomenon>/hypothesis-only`,
+with `mask` holding the examples per label the probes were trained on (10, 50, ...).
+Zero-shot and fine-tuning need an NLI classifier and run from `lingprobe run curriculum`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+import argparse
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import polars as pl
 
-from internals import Site, Subject
-from suites.curriculum.config import CurriculumConfig
-from suites.curriculum.cross_distribution import cross_distribution
-from suites.curriculum.features import NLIFeatures, nli_features
-from suites.curriculum.finetune import FineTuneConfig, finetune_inoculation
-from suites.curriculum.inoculation import inoculation
-from suites.curriculum.labels import model_labels
-from suites.curriculum.pvi import pvi_scores
-from suites.curriculum.zero_shot import resolve_nli_model, zero_shot
-from suites.outputs import write_manifest, write_table
+from internals import Subject
+from internals import sites as site_rules
+from suites.curriculum import cli
+from suites.curriculum.config import PROBE_ANALYSES, CurriculumConfig
+from suites.curriculum.data import PHENOMENON_TYPES, load_phenomena, registry_phenomena
+from suites.curriculum.report import summarise
+from suites.curriculum.run import SUITE, run_curriculum
+from suites.datasets import DataSource
+from suites.errors import TaskError
+from suites.schema import conform
+from suites.suite import RunContext, TaskGroup
 from suites.tasks import Task
 
-SUITE = "curriculum"
-ANALYSES = ("zero-shot", "inoculation", "hypothesis-only", "pvi", "cross-distribution", "finetune")
-PROBE_ANALYSES = ("inoculation", "hypothesis-only", "pvi", "cross-distribution")
-DEFAULT_ANALYSES = PROBE_ANALYSES
+INPUT_TASKS = {"pair": "", "hypothesis": "/hypothesis-only"}
 
 
-def check_analyses(analyses: Sequence[str]) -> tuple[str, ...]:
-    """The analyses in run order; `cross-distribution` brings `pvi` with it."""
-    unknown = [a for a in analyses if a not in ANALYSES]
-    if unknown or not analyses:
-        raise ValueError(f"analyses {unknown or '[]'} unknown; choose from {list(ANALYSES)}")
-    chosen = set(analyses) | ({"pvi"} if "cross-distribution" in analyses else set())
-    return tuple(a for a in ANALYSES if a in chosen)
+class CurriculumSuite:
+    """Curriculum NLI diagnostics (Chen & Gao 2022) with probes on frozen features."""
 
+    name = SUITE
+    summary = "curriculum NLI diagnostics (zero-shot, inoculation, PVI, ...)"
+    config_type = CurriculumConfig
+    aliases: ClassVar[dict[str, str]] = {}
+    headline_metrics = ("accuracy",)  # its tables' metrics, first found wins
+    manifest_names = (SUITE,)
 
-def run_curriculum(
-    tasks: Mapping[str, Task],
-    out: str | Path,
-    *,
-    subject: Subject | None = None,
-    sites: Sequence[Site] | None = None,
-    nli_model: Any | None = None,
-    tokenizer: Any | None = None,
-    label_order: Sequence[str] | None = None,
-    analyses: Sequence[str] = DEFAULT_ANALYSES,
-    config: CurriculumConfig | None = None,
-    finetune: FineTuneConfig | None = None,
-    store: str | Path | None = None,
-    progress: bool = True,
-) -> Path:
-    """Run the chosen analyses and write their tables under `out`; returns `out`.
+    def table_values(self, table: dict[str, Any], base: Path) -> dict[str, Any]:
+        """A sweep entry's values as they are."""
+        return dict(table)
 
-    Probe analyses read `subject`'s features at `sites` (default every layer); `zero-shot` and
-    `finetune` need `nli_model` (an HF sequence-classification model with `tokenizer`, or a
-    subject loaded with `head="sequence-classification"`).
-    """
-    config = config or CurriculumConfig()
-    chosen = check_analyses(analyses)
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    wants_probes = any(a in PROBE_ANALYSES for a in chosen)
-    if wants_probes and subject is None:
-        raise ValueError(f"analyses {list(chosen)} need a subject for features; load one")
-    if {"zero-shot", "finetune"} & set(chosen):
-        if nli_model is None:
-            raise ValueError("zero-shot and finetune need an NLI model with a classification head")
-        nli_model, tokenizer = resolve_nli_model(nli_model, tokenizer)
-    write_manifest(
-        folder,
-        SUITE,
-        model=getattr(subject, "name", None),
-        nli_model=getattr(getattr(nli_model, "config", None), "_name_or_path", None),
-        init=getattr(subject, "init", None),
-        phenomena=list(tasks),
-        analyses=list(chosen),
-        config=asdict(config),
-        finetune=asdict(finetune or FineTuneConfig()) if "finetune" in chosen else None,
-        sites=[s.name for s in sites] if sites is not None else "all",
-    )
-    if "zero-shot" in chosen:
-        table = zero_shot(
-            nli_model, tasks, tokenizer=tokenizer, label_order=label_order, progress=progress
-        )
-        write_table(table, folder / "zero_shot.parquet")
-    for name, task in tasks.items():
-        target = folder / name
-        target.mkdir(exist_ok=True)
-        curves = []
-        if subject is not None and wants_probes:
-            feats = nli_features(subject, task, sites, store=store, progress=progress)
-            curves += _probe_analyses(task, feats, chosen, config, target, progress)
-        if "finetune" in chosen and nli_model is not None:
-            labels = model_labels(getattr(nli_model.config, "id2label", None), label_order)
-            curves.append(
-                finetune_inoculation(
-                    nli_model, tokenizer, task, labels, config, finetune, progress=progress
-                )
+    def check(self, config: CurriculumConfig, data: DataSource) -> None:
+        """Sweeps run the probe analyses only; phenomena must be in the data."""
+        needs_model = [a for a in config.analyses if a not in PROBE_ANALYSES]
+        if needs_model:
+            raise TaskError(
+                f"analyses {needs_model} need an NLI classifier; run them with `lingprobe run"
+                f" curriculum`, and keep {list(PROBE_ANALYSES)} in sweeps"
             )
-        if curves:
-            write_table(pl.concat(curves, how="diagonal"), target / "inoculation.parquet")
-    return folder
+        offered = registry_phenomena(data)
+        unknown = [p for p in config.phenomena if p not in offered]
+        if unknown:
+            raise TaskError(f"phenomena {unknown} are not in the data; choose from {offered}")
 
+    def _phenomena(self, config: CurriculumConfig, data: DataSource) -> list[str]:
+        offered = registry_phenomena(data)
+        return list(config.phenomena) or [p for p in PHENOMENON_TYPES if p in offered]
 
-def _probe_analyses(
-    task: Task,
-    feats: NLIFeatures,
-    chosen: tuple[str, ...],
-    config: CurriculumConfig,
-    target: Path,
-    progress: bool,
-) -> list[pl.DataFrame]:
-    """Inoculation / hypothesis-only curves (returned), PVI and cross-distribution (written)."""
-    inputs = [
-        i for a, i in (("inoculation", "pair"), ("hypothesis-only", "hypothesis")) if a in chosen
-    ]
-    curves = [inoculation(task, feats, config, inputs=inputs, progress=progress)] if inputs else []
-    if "pvi" in chosen:
-        pvi = pvi_scores(task, feats, config, progress=progress)
-        write_table(pvi, target / "pvi.parquet")
-        if "cross-distribution" in chosen:
-            cross = cross_distribution(task, feats, pvi, config, progress=progress)
-            write_table(cross, target / "cross_distribution.parquet")
-    return curves
+    def units(self, config: CurriculumConfig, data: DataSource) -> list[TaskGroup]:
+        """One unit per phenomenon."""
+        return [TaskGroup(p, (p,)) for p in self._phenomena(config, data)]
+
+    def tasks(self, config: CurriculumConfig, group: TaskGroup, data: DataSource) -> list[Task]:
+        """The phenomenon as a task (capped by `config.limits`)."""
+        tasks = load_phenomena(list(group.tasks), data)
+        caps = {k: v for k, v in config.limits.per_split().items() if v is not None}
+        return [t.subsample(caps, seed=config.split_seed) if caps else t for t in tasks.values()]
+
+    def probes_per_site(self, config: CurriculumConfig) -> int:
+        """Sizes x seeds x inputs of the inoculation curves."""
+        inputs = sum(a in config.analyses for a in ("inoculation", "hypothesis-only"))
+        return len(config.sizes) * len(config.seeds) * max(inputs, 1)
+
+    def run(
+        self, config: CurriculumConfig, group: TaskGroup, subject: Subject, context: RunContext
+    ) -> pl.DataFrame:
+        """The probe analyses of one phenomenon into `context.out`; its curve rows."""
+        (task,) = self.tasks(config, group, context.data)  # type: ignore[arg-type]
+        sites = site_rules.select(subject, config.layers)
+        run_curriculum(
+            {task.phenomenon: task},
+            context.out,
+            subject=subject,
+            sites=sites,
+            analyses=config.analyses,
+            config=config,
+            store=context.store,
+            progress=context.progress,
+        )
+        curves = pl.read_parquet(context.out / task.phenomenon / "inoculation.parquet")
+        rows = curves.filter(pl.col("input").is_in(list(INPUT_TASKS))).select(
+            task=pl.lit(f"curriculum-{task.phenomenon}")
+            + pl.col("input").replace_strict(INPUT_TASKS),
+            site="site_name",
+            layer="layer",
+            seed="seed",
+            mask=pl.col("n_per_label").cast(pl.Float64),
+            split="split",
+            metric="metric",
+            value="value",
+        )
+        return conform(
+            rows,
+            model=subject.name,
+            init=subject.init,
+            suite=SUITE,
+            phenomenon=task.phenomenon,
+            phenomenon_type=task.phenomenon_type,
+            variant="task",
+            unit="",
+        )
+
+    def report(self, out: Path) -> None:
+        """Re-render a curriculum folder."""
+        cli.report(out)
+
+    def summarize(self, rows: pl.DataFrame, units: list[Path], out: Path) -> None:
+        """Each unit folder's curriculum summaries (tables and plots)."""
+        for unit in units:
+            summarise(unit)
+
+    def register(self, parsers: argparse._SubParsersAction) -> None:
+        """`lingprobe run curriculum`."""
+        cli.register(parsers)

@@ -17,6 +17,7 @@ from torch import Tensor, nn
 from tqdm.auto import tqdm
 
 from suites.curriculum.labels import ModelLabels, matthews, model_labels
+from suites.errors import TaskError
 from suites.tasks import Task
 
 MAX_LENGTH = 512  # BERT-style position limit; longer pairs are truncated (longest first)
@@ -27,9 +28,9 @@ def resolve_nli_model(model: Any, tokenizer: Any | None) -> tuple[nn.Module, Any
     if tokenizer is None and hasattr(model, "model") and hasattr(model, "tokenizer"):
         model, tokenizer = model.model, model.tokenizer
     if tokenizer is None:
-        raise ValueError("give the model's tokenizer (or a subject from load_subject(..., head=))")
+        raise TaskError("give the model's tokenizer (or a subject from load_subject(..., head=))")
     if not hasattr(getattr(model, "config", None), "num_labels"):
-        raise ValueError(
+        raise TaskError(
             f"{type(model).__name__} has no classification head; load it with"
             " load_subject(spec, head='sequence-classification')"
         )

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from suites.datasets.errors import DataNotFoundError
 from suites.tasks import Task, TaskError, make_frame
 
 ConlluTask = Literal["upos", "xpos", "deprel", "arc"]
@@ -105,7 +106,7 @@ def read_sentences(path: str | Path) -> Iterator[Sentence]:
     """Sentences of a CoNLL-U file, with clear errors (file:line) on malformed lines."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such CoNLL-U file")
+        raise DataNotFoundError(f"{path}: no such CoNLL-U file")
     rows: list[tuple[int, list[str]]] = []
     text: str | None = None
     with path.open(encoding="utf-8") as handle:

@@ -22,45 +22,62 @@ from internals import Site, Subject
 from probes import ProbeGrid, TrainConfig, classification_metrics, multilabel_metrics
 from suites.edge.heuristics import HEURISTICS, accuracy_table, classify
 from suites.probing import probe_task, task_features
+from suites.schema import conform
+from suites.suite import Limits
 from suites.tasks import Task
 
 ORIGINAL = "original"
+SUITE = "edge"
+EDGE_TASKS = ("conllu:upos", "conllu:xpos", "conllu:deprel", "conllu:arc", "jiant", "semeval")
+
+
+def _paper_grid() -> ProbeGrid:
+    # Sahu et al. §4.1: 3 probes per encoder and classifier; §2.1 linear (or MLP, 1024 hidden);
+    # the control task of Hewitt & Liang (2019) for selectivity.
+    return ProbeGrid(seeds=(0, 1, 2), control=True, kind="linear")
+
+
+def _paper_train() -> TrainConfig:
+    # Sahu et al. §2.1: dropout 0.1; epochs, batch size and learning rate as Holmes App. A.2.
+    return TrainConfig(dropout=0.1)
 
 
 @dataclass(frozen=True)
 class EdgeConfig:
-    """Settings of an edge-probing run; defaults follow Sahu et al. where they say."""
+    """An edge-probing run: probe settings (`grid`, `train`), the paper's options, the data.
 
-    probe: Literal["linear", "mlp"] = "linear"  # paper §2.1: linear, or MLP with 1024 hidden
-    seeds: tuple[int, ...] = (0, 1, 2)  # paper §4.1: 3 models per encoder and classifier
-    control: bool = True
-    dropout: float = 0.1  # paper §2.1: dropout 1e-1
-    epochs: int = 20  # Holmes protocol (TrainConfig default)
-    lr: float = TrainConfig.lr  # Holmes protocol (TrainConfig default)
-    batch_size: int = TrainConfig.batch_size  # Holmes protocol (TrainConfig default)
+    Defaults follow Sahu et al. where they say. `task`, `train_file`, `test_file` (paths or
+    registry references such as `ud-english-ewt:train`), `name`, `layers` and `limits` say what
+    the suite runs on (the CLI and sweeps); `run_edge` takes the tasks themselves.
+    """
+
+    grid: ProbeGrid = field(default_factory=_paper_grid)
+    train: TrainConfig = field(default_factory=_paper_train)
     pair_pooling: Literal["mean", "concat"] = "mean"  # paper §2.1: span pairs averaged
     heuristic_seed: int = 0
     legacy_keys: bool = False
     dev_fraction: float = 0.1  # paper §2.2: 10% of train as dev where none is given
     balance_binary: bool = False  # paper §4.2: optional re-balancing of skewed binary tasks
-
-    def train_config(self) -> TrainConfig:
-        """The probes' trainer settings."""
-        return TrainConfig(
-            epochs=self.epochs, dropout=self.dropout, lr=self.lr, batch_size=self.batch_size
-        )
-
-    def grid(self) -> ProbeGrid:
-        """The probe grid per subject."""
-        return ProbeGrid(seeds=self.seeds, control=self.control, kind=self.probe)
+    task: Literal[
+        "conllu:upos", "conllu:xpos", "conllu:deprel", "conllu:arc", "jiant", "semeval"
+    ] = "conllu:upos"
+    train_file: str = "ud-english-ewt:train"
+    test_file: str = "ud-english-ewt:dev"  # EWT dev as the test set, as the edge-probing demo
+    name: str | None = None  # the task's name in tables (default: dataset and task)
+    layers: str = "all"  # edge probing reads every layer (Sahu et al.)
+    limits: Limits = field(default_factory=Limits)  # `sentences` caps each file
 
 
 @dataclass
 class EdgeResults:
-    """Everything one edge run produced, as polars frames."""
+    """Everything one edge run produced, as polars frames.
+
+    `scores` is in `suites.schema.RESULTS_SCHEMA`: split "test" is the original test set and
+    "test:<heuristic>" each heuristic's filtered set.
+    """
 
     heuristics: pl.DataFrame
-    scores: pl.DataFrame  # model, init, site_name, layer, seed, variant, test_set, metric, value
+    scores: pl.DataFrame
     meta: dict = field(default_factory=dict)
 
     def drops(self) -> pl.DataFrame:
@@ -118,8 +135,8 @@ def score_subject(
         subject,
         task,
         sites,
-        grid=config.grid(),
-        config=config.train_config(),
+        grid=config.grid,
+        config=config.train,
         features=feats,
         progress=progress,
     )
@@ -142,36 +159,43 @@ def score_subject(
             metric, values = "accuracy", scores["accuracy"]
         rows.append(
             probes.with_columns(
-                test_set=pl.lit(name),
+                split=pl.lit("test" if name == ORIGINAL else f"test:{name}"),
                 metric=pl.lit(metric),
                 value=pl.Series(values.tolist()),
-                n_items=pl.lit(int(keep.sum())),
             )
         )
     sites_used = run.sites
     names = pl.DataFrame(
         {
-            "site": list(range(len(sites_used))),
+            "site_index": list(range(len(sites_used))),
             "site_name": [s.name for s in sites_used],
             "layer": [s.layer for s in sites_used],
         }
     )
-    return (
+    frame = (
         pl.concat(rows)
-        .join(names, on="site")
-        .with_columns(model=pl.lit(subject.name), init=pl.lit(subject.init))
+        .rename({"site": "site_index"})
+        .join(names, on="site_index")
         .select(
-            "model",
-            "init",
-            "site_name",
-            "layer",
             "seed",
             "variant",
-            "test_set",
+            "mask",
+            "split",
             "metric",
             "value",
-            "n_items",
+            "layer",
+            site="site_name",
         )
+    )
+    return conform(
+        frame,
+        model=subject.name,
+        init=subject.init,
+        suite=SUITE,
+        task=task.name,
+        phenomenon=task.phenomenon,
+        phenomenon_type=task.phenomenon_type,
+        unit="",
     )
 
 
@@ -195,19 +219,30 @@ def run_edge(
     )
     table = accuracy_table(marked).with_columns(task=pl.lit(task.name))
     scores = pl.concat(
-        score_subject(s, task, marked, sites, config, store=store, progress=progress).with_columns(
-            task=pl.lit(task.name)
-        )
+        score_subject(s, task, marked, sites, config, store=store, progress=progress)
         for s in subjects
     )
-    meta = {"task": task.name, "items": task.frame.height, "config": config.__dict__}
+    meta = {"task": task.name, "items": task.frame.height}
     return EdgeResults(table, scores, meta)
+
+
+def test_set_name(split: str) -> str:
+    """The edge-probing name of a result split: "original" or the heuristic's name."""
+    return ORIGINAL if split == "test" else split.removeprefix("test:")
+
+
+def with_test_sets(scores: pl.DataFrame) -> pl.DataFrame:
+    """Result rows of the test split and its filtered subsets, with a `test_set` column."""
+    tests = scores.filter(pl.col("split").str.starts_with("test"))
+    return tests.with_columns(
+        test_set=pl.col("split").map_elements(test_set_name, return_dtype=pl.String)
+    )
 
 
 def drop_table(scores: pl.DataFrame) -> pl.DataFrame:
     """Mean over seeds of each filtered set's score, and the drop relative to the original."""
-    task_scores = scores.filter(pl.col("variant") == "task")
-    keys = ["task", "model", "init", "site_name", "layer"]
+    task_scores = with_test_sets(scores).filter(pl.col("variant") == "task")
+    keys = ["task", "model", "init", "site", "layer"]
     mean = task_scores.group_by(*keys, "test_set").agg(pl.col("value").mean() * 100)
     original = mean.filter(pl.col("test_set") == ORIGINAL).select(*keys, original="value")
     return (
@@ -230,8 +265,9 @@ def drop_table(scores: pl.DataFrame) -> pl.DataFrame:
 
 def pretrained_vs_random(scores: pl.DataFrame, test_set: str = "mem_exact") -> pl.DataFrame:
     """Per site: task score (%) of the pretrained and the random subject on one test set."""
-    chosen = scores.filter((pl.col("variant") == "task") & (pl.col("test_set") == test_set))
-    keys = ["task", "model", "site_name", "layer"]
+    marked = with_test_sets(scores)
+    chosen = marked.filter((pl.col("variant") == "task") & (pl.col("test_set") == test_set))
+    keys = ["task", "model", "site", "layer"]
     mean = chosen.group_by(*keys, "init").agg((pl.col("value").mean() * 100).alias("score"))
     wide = mean.pivot(on="init", index=keys, values="score").sort("task", "model", "layer")
     inits = [c for c in ("pretrained", "random") if c in wide.columns]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from suites.datasets.errors import DataNotFoundError
 from suites.tasks import TargetType, Task, TaskError, make_frame
 
 
@@ -31,7 +32,7 @@ def read_jiant(path: str | Path, *, split: str | None = None, name: str | None =
     """A task from jiant edge-probing JSON lines; list labels make it multi-label."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such jiant JSON-lines file")
+        raise DataNotFoundError(f"{path}: no such jiant JSON-lines file")
     rows, multilabel = [], None
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import polars as pl
 
-from suites.edge.experiment import EdgeResults, drop_table, pretrained_vs_random
+from suites.datasets.errors import DataNotFoundError
+from suites.edge.experiment import (
+    SUITE,
+    EdgeResults,
+    drop_table,
+    pretrained_vs_random,
+    with_test_sets,
+)
 from suites.outputs import write_manifest, write_table
 from suites.plots import layer_curves
 
@@ -29,7 +36,7 @@ def save_unit(results: EdgeResults, out: Path, legacy_keys: bool) -> None:
         results.heuristics.with_columns(legacy_keys=pl.lit(legacy_keys)),
         units / f"{stem}.{HEURISTICS}",
     )
-    write_manifest(out, "edge", task=task_name)
+    write_manifest(out, SUITE, task=task_name)
 
 
 def load_tables(out: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -38,7 +45,7 @@ def load_tables(out: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     scores = sorted(units.glob(f"*.{SCORES}"))
     tables = sorted(units.glob(f"*.{HEURISTICS}"))
     if not scores:
-        raise FileNotFoundError(f"{units} holds no edge scores; run `lingprobe run edge` first")
+        raise DataNotFoundError(f"{units} holds no edge scores; run `lingprobe run edge` first")
     return (
         pl.concat([pl.read_parquet(p) for p in scores], how="diagonal"),
         pl.concat([pl.read_parquet(p) for p in tables], how="diagonal"),
@@ -68,7 +75,7 @@ def render_tables(
 
 
 def _plots(scores: pl.DataFrame, out: Path) -> None:
-    chosen = scores.filter(
+    chosen = with_test_sets(scores).filter(
         (pl.col("variant") == "task") & pl.col("test_set").is_in(["original", "mem_exact"])
     )
     for (task,), rows in chosen.group_by("task"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from suites.datasets.errors import DataNotFoundError
 from suites.tasks import Task, TaskError, make_frame
 
 TAG = re.compile(r"</?e[12]>")
@@ -36,7 +37,7 @@ def read_semeval(path: str | Path, *, split: str | None = None) -> Task:
     """Relation classification with direction (e.g. `Cause-Effect(e2,e1)`), spans (e1, e2)."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such SemEval-2010 Task 8 file")
+        raise DataNotFoundError(f"{path}: no such SemEval-2010 Task 8 file")
     which = split or ("test" if "test" in path.name.lower() else "train")
     lines = path.read_text(encoding="utf-8-sig").splitlines()
     rows = []

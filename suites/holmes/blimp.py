@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from suites.datasets.errors import DataNotFoundError
 from suites.holmes.sampling import split_groups
 from suites.jsonl import read_jsonl
 from suites.tasks import Task, TaskError, make_frame
@@ -42,7 +43,7 @@ def read_blimp(
     """
     source = Path(path)
     if not source.is_file():
-        raise FileNotFoundError(f"{source}: no such BLiMP paradigm file (<UID>.jsonl)")
+        raise DataNotFoundError(f"{source}: no such BLiMP paradigm file (<UID>.jsonl)")
     records = _records(source)
     if pairs is not None:
         if pairs < 1:

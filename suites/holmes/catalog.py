@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from suites.curriculum.data import read_files
@@ -30,6 +29,7 @@ from suites.edge.semeval import read_semeval
 from suites.holmes.blimp import read_blimp
 from suites.holmes.release import SAMPLES, read_holmes
 from suites.holmes.sampling import ensure_dev, limit_items
+from suites.suite import Limits
 from suites.tasks import Task, TaskError
 
 # Holmes name -> `read_conllu` task
@@ -50,18 +50,7 @@ HOLMES_TAGS = {
 }
 
 
-@dataclass(frozen=True)
-class TaskLimits:
-    """Caps for quick runs: items per split (whole sentences) and BLiMP pairs; None = all."""
-
-    train: int | None = None
-    dev: int | None = None
-    test: int | None = None
-    blimp_pairs: int | None = None
-
-    def per_split(self) -> dict[str, int | None]:
-        """The item caps by split name."""
-        return {"train": self.train, "dev": self.dev, "test": self.test}
+TaskLimits = Limits  # the name this module used before the suite contract
 
 
 def available_tasks(data: DataSource | str | Path | None = None) -> list[str]:
@@ -98,11 +87,11 @@ def build_task(
     name: str,
     data: DataSource | str | Path | None = None,
     *,
-    limits: TaskLimits | None = None,
+    limits: Limits | None = None,
     seed: int = 0,
 ) -> Task:
     """The Holmes-style task `name` (see the module doc), capped by `limits`."""
-    limits = limits or TaskLimits()
+    limits = limits or Limits()
     source = as_source(data)
     folder = Path(name)
     known = available_tasks(source)
@@ -138,7 +127,7 @@ def build_tasks(
     names: Sequence[str],
     data: DataSource | str | Path | None = None,
     *,
-    limits: TaskLimits | None = None,
+    limits: Limits | None = None,
     seed: int = 0,
 ) -> list[Task]:
     """`build_task` for every (expanded) name."""
@@ -157,18 +146,25 @@ def _tagged(task: Task, name: str) -> Task:
     )
 
 
-def _ewt(name: str, source: DataSource, limits: TaskLimits, seed: int) -> Task:
+def _ewt(name: str, source: DataSource, limits: Limits, seed: int) -> Task:
     # EWT's dev file is the test set (as in the edge-probing demo); dev is carved from train.
     train_file, test_file = source.path(EWT, "train"), source.path(EWT, "dev")
-    # With caps, read only as many sentences as items wanted (each sentence has >= 1 word).
-    train_cap = None if limits.train is None else limits.train + (limits.dev or 0)
+    # `sentences` caps the sentences read from each file; item caps read only as many sentences
+    # as items wanted (each sentence has at least one word).
+    item_cap = None if limits.train is None else limits.train + (limits.dev or 0)
+    train_cap = _smaller(limits.sentences, item_cap)
+    test_cap = _smaller(limits.sentences, limits.test)
     train = read_conllu(
         train_file, EWT_TASKS[name], split="train", seed=seed, limit_sentences=train_cap
     )
     test = read_conllu(
-        test_file, EWT_TASKS[name], split="test", seed=seed, limit_sentences=limits.test
+        test_file, EWT_TASKS[name], split="test", seed=seed, limit_sentences=test_cap
     )
     return _tagged(Task.combine(train, test), name)
+
+
+def _smaller(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else min(a, b)
 
 
 def _semeval(source: DataSource) -> Task:

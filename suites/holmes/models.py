@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from internals import Subject, load_subject
 from internals.packaged import canonical_name
+from suites.errors import TaskError
 
 RANDOM_SUFFIX = "@random"
 
@@ -46,7 +47,7 @@ def model_entry(model: str | Subject, seed: int = 0) -> ModelEntry:
         label = model.name + (RANDOM_SUFFIX if model.init == "random" else "")
         return ModelEntry(label, model.name, model.init, subject=model)
     if not isinstance(model, str) or not model.strip():
-        raise ValueError(
+        raise TaskError(
             f"model {model!r}: give a model name (e.g. minilm, glove:6B.50d) or a Subject"
         )
     spec, init = model.strip(), "pretrained"
@@ -63,7 +64,7 @@ def model_entries(models: Sequence[str | Subject], seed: int = 0) -> list[ModelE
     labels = [e.label for e in entries]
     repeated = sorted({label for label in labels if labels.count(label) > 1})
     if repeated:
-        raise ValueError(
+        raise TaskError(
             f"models {repeated} appear twice; each model (and each random twin) once per run"
         )
     return entries

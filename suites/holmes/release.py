@@ -25,6 +25,7 @@ import polars as pl
 import yaml
 
 from suites.datasets import DataSource
+from suites.datasets.errors import DataNotFoundError
 from suites.holmes.inventory import lookup
 from suites.tasks import TargetType, Task, TaskError, make_frame
 
@@ -125,7 +126,7 @@ def read_holmes(
     root = Path(folder)
     samples = root / SAMPLES
     if not samples.exists():
-        raise FileNotFoundError(f"{samples} does not exist; a Holmes dataset folder has {SAMPLES}")
+        raise DataNotFoundError(f"{samples} does not exist; a Holmes dataset folder has {SAMPLES}")
     config = read_config(find_config(root, control))
     frame = pl.read_csv(samples, infer_schema=False)
     missing = [c for c in ("inputs", "label") if c not in frame.columns]
@@ -177,7 +178,7 @@ def read_holmes_tree(root: str | Path, **options: Any) -> list[Task]:
     """Every dataset folder (one holding `samples.csv`) under `root`, sorted by folder name."""
     folders = sorted(p.parent for p in Path(root).glob(f"*/{SAMPLES}"))
     if not folders:
-        raise FileNotFoundError(f"no */{SAMPLES} under {root}; point at the unpacked Holmes data")
+        raise DataNotFoundError(f"no */{SAMPLES} under {root}; point at the unpacked Holmes data")
     return [read_holmes(folder, **options) for folder in folders]
 
 

@@ -2,10 +2,11 @@
 
 Per (model, dataset) unit: features at the sites (`--layers`, default the last layer as
 Holmes) through the activation store, then ONE probe grid (seeds x task/control x train
-fractions x MDL blocks) with `suites.probing.probe_task`. Each unit's per-seed table and its
-scores (`suites.holmes.scores`) are written atomically under `OUT/units/`; a rerun skips
-units whose score file exists, so an interrupted run continues where it stopped. The
-leaderboard is every unit's scores in one parquet (`OUT/leaderboard.parquet`).
+fractions x MDL blocks) with `suites.probing.probe_task`. Each unit's result rows
+(`suites.schema.RESULTS_SCHEMA`, with Holmes' compression and item counts) are written
+atomically to `OUT/units/<unit>.rows.parquet`; a rerun skips units whose rows exist, so an
+interrupted run continues where it stopped. `OUT/results.parquet` holds every unit's rows and
+`OUT/leaderboard.parquet` the Holmes leaderboard read from them (`suites.holmes.scores`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,53 +26,73 @@ from internals import Subject
 from internals import sites as site_rules
 from lingprobe.errors import LingprobeError
 from probes import ProbeGrid, TrainConfig
+from suites.datasets import DataSource
 from suites.flash import FLASH_FRACTIONS
-from suites.holmes.catalog import TaskLimits, build_task
+from suites.holmes.catalog import build_task, expand_names
 from suites.holmes.models import ModelEntry, model_entries
-from suites.holmes.scores import unit_scores
+from suites.holmes.sampling import ensure_dev
+from suites.holmes.scores import SUITE, leaderboard, unit_rows
 from suites.holmes.summary import write_summary
 from suites.outputs import read_manifest, write_manifest, write_table
 from suites.probing import probe_task
+from suites.suite import Limits, TaskGroup
 from suites.tasks import Task
 
 log = logging.getLogger(__name__)
-SUITE = "holmes"
 LEADERBOARD = "leaderboard.parquet"
+RESULTS = "results.parquet"
 UNITS = "units"
+ROWS = ".rows.parquet"
 
 
 class HolmesRunError(LingprobeError, ValueError):
     """A run cannot start or continue; the message says why and what to do."""
 
 
+def _holmes_grid() -> ProbeGrid:
+    # Holmes (Waldis et al. 2024) App. A.2: seeds 0-4; §4.4: selectivity against control tasks
+    # and compression by online codelength (Voita & Titov 2020); FlashHolmes §6 adds train
+    # fractions 1/2 ... 1/512.
+    return ProbeGrid(seeds=(0, 1, 2, 3, 4), control=True, mdl=True, train_fractions=(1.0,))
+
+
 @dataclass(frozen=True)
 class HolmesConfig:
-    """Everything that decides a unit's numbers (a rerun into the same folder must match)."""
+    """Everything that decides a unit's numbers (a rerun into the same folder must match).
 
-    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)  # Holmes (Waldis et al. 2024) App. A.2
-    control: bool = True  # Holmes §4.4: selectivity against control tasks
-    mdl: bool = True  # Holmes §4.4: compression (online code, Voita & Titov 2020)
-    fractions: tuple[float, ...] = (1.0,)  # FlashHolmes §6 adds 1/2 ... 1/512
+    `groups` are the suite's units of work (the CLI's `--tasks`, a sweep's `tasks`); `run_holmes`
+    also takes tasks directly.
+    """
+
+    grid: ProbeGrid = field(default_factory=_holmes_grid)
+    train: TrainConfig = field(default_factory=TrainConfig)  # Holmes App. A.2 defaults
     layers: str = "last"  # Holmes §4.3: the last layer; "all" or "0,3,-1" on request
     pool: str = "mean"  # Holmes §4.3: average the tokens of a span or text
-    train: TrainConfig = field(default_factory=TrainConfig)  # Holmes App. A.2 defaults
-    limits: TaskLimits = field(default_factory=TaskLimits)
+    limits: Limits = field(default_factory=Limits)
     split_seed: int = 0
     model_seed: int = 0  # seed of random-init twins
+    groups: tuple[TaskGroup, ...] = ()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
-        fractions = tuple(sorted({1.0, *(float(f) for f in self.fractions)}, reverse=True))
-        object.__setattr__(self, "fractions", fractions)
+        fractions = tuple(sorted({1.0, *self.grid.train_fractions}, reverse=True))
+        object.__setattr__(self, "grid", replace(self.grid, train_fractions=fractions))
+
+    @property
+    def fractions(self) -> tuple[float, ...]:
+        """The train fractions, 1.0 first."""
+        return tuple(self.grid.train_fractions)
 
     @classmethod
     def flash(cls, **changes: Any) -> HolmesConfig:
         """The FlashHolmes sweep: train fractions 1, 1/2, ..., 1/512."""
-        return cls(fractions=(1.0, *FLASH_FRACTIONS), **changes)
+        grid = replace(changes.pop("grid", _holmes_grid()), train_fractions=FLASH_FRACTIONS)
+        return cls(grid=grid, **changes)
 
     def identity(self) -> dict[str, Any]:
-        """JSON form, stored in the manifest and compared on resume."""
-        return json.loads(json.dumps(asdict(self), default=str))
+        """JSON form, stored in the manifest and compared on resume (tasks left out)."""
+        plain = asdict(replace(self, groups=()))
+        plain.pop("groups")
+        return json.loads(json.dumps(plain, default=str))
 
 
 def unit_key(label: str, dataset: str, layers: str) -> str:
@@ -86,7 +107,7 @@ def run_holmes(
     out: str | Path,
     *,
     config: HolmesConfig | None = None,
-    data: str | Path | None = None,
+    data: DataSource | str | Path | None = None,
     store: str | Path | None = None,
     device: str | None = None,
     progress: bool = True,
@@ -128,29 +149,31 @@ def run_holmes(
         if mine:
             entry.release()
     bar.close()
-    board = collect_leaderboard(folder)
+    rows = collect_rows(folder)
+    write_table(rows, folder / RESULTS)
+    board = leaderboard(rows)
     write_table(board, folder / LEADERBOARD)
     if summary:
         write_summary(board, folder)
     return board
 
 
-def collect_leaderboard(folder: str | Path) -> pl.DataFrame:
-    """Every unit's scores under `folder/units` in one frame."""
-    files = sorted((Path(folder) / UNITS).glob("*.scores.parquet"))
+def collect_rows(folder: str | Path) -> pl.DataFrame:
+    """Every unit's result rows under `folder/units` in one frame."""
+    files = sorted((Path(folder) / UNITS).glob(f"*{ROWS}"))
     if not files:
         raise HolmesRunError(f"{folder} holds no unit results; run `lingprobe run holmes` first")
-    return pl.concat([pl.read_parquet(f) for f in files], how="diagonal_relaxed").sort(
-        "model", "dataset", "site", "fraction"
-    )
+    return pl.concat([pl.read_parquet(f) for f in files])
+
+
+def collect_leaderboard(folder: str | Path) -> pl.DataFrame:
+    """The Holmes leaderboard of every unit under `folder/units`."""
+    return leaderboard(collect_rows(folder))
 
 
 def _tasks(
-    tasks: Sequence[str | Task], data: str | Path | None, config: HolmesConfig
+    tasks: Sequence[str | Task], data: DataSource | str | Path | None, config: HolmesConfig
 ) -> list[Task]:
-    from suites.holmes.catalog import expand_names
-    from suites.holmes.sampling import ensure_dev
-
     built: list[Task] = []
     for task in tasks:
         if isinstance(task, Task):
@@ -196,7 +219,7 @@ def _write_manifest(
 
 
 def _unit_path(folder: Path, entry: ModelEntry, task: Task, config: HolmesConfig) -> Path:
-    return folder / UNITS / f"{unit_key(entry.label, task.name, config.layers)}.scores.parquet"
+    return folder / UNITS / f"{unit_key(entry.label, task.name, config.layers)}{ROWS}"
 
 
 def _run_unit(
@@ -209,13 +232,26 @@ def _run_unit(
     progress: bool,
 ) -> None:
     subject = entry.load()
-    chosen = tuple(dict.fromkeys(site_rules.select(subject, config.layers)))  # "0,-1" on GloVe
-    grid = ProbeGrid(
-        seeds=config.seeds,
-        control=config.control,
-        train_fractions=config.fractions,
-        mdl=config.mdl and task.target_type == "class",
+    path = _unit_path(folder, entry, task, config)
+    write_table(
+        holmes_unit(subject, task, config, store, device, progress, label=entry.label), path
     )
+
+
+def holmes_unit(
+    subject: Subject,
+    task: Task,
+    config: HolmesConfig,
+    store: str | Path | None,
+    device: str | None,
+    progress: bool,
+    *,
+    label: str | None = None,
+    unit: str = "",
+) -> pl.DataFrame:
+    """One (model, dataset) unit: features, ONE probe grid, the unit's result rows."""
+    chosen = tuple(dict.fromkeys(site_rules.select(subject, config.layers)))  # "0,-1" on GloVe
+    grid = replace(config.grid, mdl=config.grid.mdl if task.target_type == "class" else False)
     run = probe_task(
         subject,
         task,
@@ -227,10 +263,5 @@ def _run_unit(
         device=device,
         progress=progress,
     )
-    labels = {"model": entry.label, "name": entry.name, "init": entry.init, "kind": subject.kind}
-    seeds = run.table().with_columns(pl.lit(v).alias(k) for k, v in labels.items() if k != "init")
-    scores = unit_scores(run, config.fractions, site_rules.last(subject)[0])
-    scores = scores.select(*(pl.lit(v).alias(k) for k, v in labels.items()), pl.all())
-    path = _unit_path(folder, entry, task, config)
-    write_table(seeds, path.with_name(path.name.replace(".scores.", ".seeds.")))
-    write_table(scores, path)
+    rows = unit_rows(run, unit)
+    return rows if label is None else rows.with_columns(model=pl.lit(label))

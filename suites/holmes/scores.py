@@ -1,23 +1,30 @@
-"""From one (model, dataset) probe run to Holmes scores per site and train fraction.
+"""From one (model, dataset) probe run to result rows, and from rows to the Holmes leaderboard.
 
-Per (site, train fraction), over the grid's seeds, on the test split:
-  score        mean task metric (macro-F1 for classification, Pearson for regression; Holmes §4.4)
-  sigma        sample standard deviation of the task metric over seeds (Holmes §4.4 σ)
-  control      mean metric of the control-task probes (Hewitt & Liang 2019)
-  selectivity  score − control (Holmes §4.4)
-  compression  uniform / online codelength of the task probes, mean over seeds (Voita & Titov
-               2020; Holmes §4.4); only at fraction 1 of classification tasks run with MDL
+A unit's rows (`suites.schema.RESULTS_SCHEMA`) hold every probe's metrics plus two kinds of
+Holmes rows: `compression` (uniform / online codelength of each MDL probe, Voita & Titov 2020;
+Holmes §4.4; split "train", mask 1) and `n_items` (the items each probe trained on (its train
+fraction's prefix), and the dev and test sizes). `leaderboard` reads rows back into one row per
+(model, dataset, site, train fraction), with the scores of `suites.schema.score_table`:
+
+  score        mean test metric over seeds (macro-F1 for classification, Pearson for
+               regression; Holmes §4.4), sigma its standard deviation over seeds
+  control      mean metric of the control-task probes; selectivity = score − control, per seed
+  compression  mean over seeds of the task probes' compression (fraction 1 only)
+  ranked       the site the model is ranked at (Holmes §4.3: the last layer run)
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from internals import Site
 from probes.mdl import prefix_size
 from suites.probing import ProbeRun
+from suites.schema import conform, score_table
+from suites.suite import ranked_site
 
+SUITE = "holmes"
 PRIMARY_METRIC = {"class": "macro_f1", "multilabel": "macro_f1", "regression": "pearson"}
+COUNT, COMPRESSION = "n_items", "compression"
 
 
 def primary_metric(target_type: str) -> str:
@@ -25,83 +32,121 @@ def primary_metric(target_type: str) -> str:
     return PRIMARY_METRIC[target_type]
 
 
-def ranked_site(sites: tuple[Site, ...]) -> Site:
-    """The site a model is ranked at: the deepest layer run of its first part (Holmes: last)."""
-    first = sites[0].part
-    return max((s for s in sites if s.part == first), key=lambda s: s.layer)
+def unit_rows(run: ProbeRun, unit: str = "") -> pl.DataFrame:
+    """Every probe's metrics, compression and item counts of one run, in the results schema."""
+    rows = run.rows(SUITE, unit)
+    labels = {
+        "model": run.model,
+        "init": run.init,
+        "suite": SUITE,
+        "task": run.task.name,
+        "phenomenon": run.task.phenomenon,
+        "phenomenon_type": run.task.phenomenon_type,
+        "unit": unit,
+    }
+    probes = rows.select("site", "layer", "seed", "variant", "mask").unique()
+    sizes = {s: run.task.split(s).height for s in ("train", "dev", "test")}
+    counts = pl.concat(
+        probes.with_columns(
+            split=pl.lit(split),
+            metric=pl.lit(COUNT),
+            value=(
+                pl.col("mask").map_elements(
+                    lambda f: float(prefix_size(f, sizes["train"])), return_dtype=pl.Float64
+                )
+                if split == "train"
+                else pl.lit(float(sizes[split]))
+            ),
+        )
+        for split in sizes
+    )
+    parts = [rows, conform(counts, **labels)]
+    if run.results.codelengths is not None:
+        names = {i: s for i, s in enumerate(run.sites)}
+        code = run.results.codelengths.select(
+            site=pl.col("site").replace_strict({i: s.name for i, s in names.items()}),
+            layer=pl.col("site").replace_strict({i: s.layer for i, s in names.items()}),
+            seed="seed",
+            variant="variant",
+            mask=pl.lit(1.0),
+            split=pl.lit("train"),
+            metric=pl.lit(COMPRESSION),
+            value=pl.col("compression").cast(pl.Float64),
+        )
+        parts.append(conform(code, **labels))
+    return pl.concat(parts)
 
 
-def unit_scores(run: ProbeRun, fractions: tuple[float, ...], last: Site) -> pl.DataFrame:
-    """One row per (site, fraction) with score, sigma, control, selectivity, compression, sizes.
+def kind_of(parts: set[str]) -> str:
+    """encoder, decoder, encoder-decoder or static, from the parts of the sites run."""
+    return "encoder-decoder" if {"encoder", "decoder"} <= parts else next(iter(sorted(parts)))
 
-    `last` is the subject's last site (the Holmes choice); `ranked` marks the row used for
-    rankings (`ranked_site` of the sites run).
-    """
-    task = run.task
-    metric = primary_metric(task.target_type)
-    table = run.table().filter(
+
+def leaderboard(rows: pl.DataFrame) -> pl.DataFrame:
+    """One row per (model, dataset, site, fraction) of result rows (see the module doc)."""
+    scores = score_table(rows)
+    metrics = scores.group_by("task").agg(pl.col("metric").unique())
+    primary = {
+        task: ("pearson" if "pearson" in ms else "macro_f1") for task, ms in metrics.iter_rows()
+    }
+    keys = ["model", "init", "task", "site"]
+    board = scores.filter(
         (pl.col("split") == "test")
-        & (pl.col("metric") == metric)
-        & pl.col("mask").is_in(list(fractions))
+        & (pl.col("metric") == pl.col("task").replace_strict(primary, default=None))
     )
-    per_seed = table.pivot(
-        on="variant", index=["site", "site_name", "layer", "mask", "seed"], values="value"
+    counts = scores.filter(pl.col("metric") == COUNT)
+    used = counts.filter(pl.col("split") == "train").select(*keys, "mask", n_train_used="score")
+    full = counts.filter(pl.col("mask") == 1.0).pivot(
+        on="split", index=keys, values="score", aggregate_function="first"
     )
-    if "control" not in per_seed.columns:
-        per_seed = per_seed.with_columns(control=pl.lit(None, dtype=pl.Float64))
-    scores = per_seed.group_by("site", "site_name", "layer", "mask").agg(
-        score=pl.col("task").mean(),
-        sigma=pl.col("task").std(),
-        control=pl.col("control").mean(),
-        selectivity=(pl.col("task") - pl.col("control")).mean(),
-        n_seeds=pl.col("seed").n_unique(),
+    compression = scores.filter((pl.col("metric") == COMPRESSION) & (pl.col("mask") == 1.0)).select(
+        *keys, compression="score"
     )
-    scores = scores.join(_compression(run), on="site", how="left").with_columns(
-        compression=pl.when(pl.col("mask") == 1.0).then(pl.col("compression"))
-    )
-    sizes = {s: task.split(s).height for s in ("train", "dev", "test")}
-    ranked = ranked_site(run.sites).name
+    sites = board.group_by("model", "task").agg(pl.col("site").unique())
+    ranked = {
+        (m, t): ranked_site(list(s))
+        for m, t, s in sites.select("model", "task", "site").iter_rows()
+    }
+    kinds = {
+        (m, t): kind_of({x.split(".")[0] for x in s})
+        for m, t, s in sites.select("model", "task", "site").iter_rows()
+    }
     return (
-        scores.rename({"mask": "fraction", "site_name": "site_label"})
+        board.join(used, on=[*keys, "mask"], how="left")
+        .join(
+            full.rename({"train": "n_train", "dev": "n_dev", "test": "n_test"}), on=keys, how="left"
+        )
+        .join(compression, on=keys, how="left")
         .with_columns(
-            pl.col("fraction")
-            .map_elements(lambda f: prefix_size(f, sizes["train"]), return_dtype=pl.Int64)
-            .alias("n_train_used"),
+            compression=pl.when(pl.col("mask") == 1.0).then(pl.col("compression")),
+            ranked=pl.struct("model", "task", "site").map_elements(
+                lambda r: ranked[(r["model"], r["task"])] == r["site"], return_dtype=pl.Boolean
+            ),
+            kind=pl.struct("model", "task").map_elements(
+                lambda r: kinds[(r["model"], r["task"])], return_dtype=pl.String
+            ),
         )
         .select(
-            pl.lit(run.task.name).alias("dataset"),
-            pl.lit(task.phenomenon).alias("phenomenon"),
-            pl.lit(task.phenomenon_type).alias("phenomenon_type"),
-            pl.lit(task.input_type).alias("input_type"),
-            pl.lit(metric).alias("metric"),
-            pl.col("site_label").alias("site"),
-            pl.col("site_label").str.split(".").list.first().alias("part"),
-            pl.col("layer").cast(pl.Int64),
-            (pl.col("site_label") == last.name).alias("is_last"),
-            (pl.col("site_label") == ranked).alias("ranked"),
-            "fraction",
+            "model",
+            "init",
+            "kind",
+            pl.col("task").alias("dataset"),
+            "phenomenon",
+            "phenomenon_type",
+            "metric",
+            "site",
+            pl.col("site").str.split(".").list.first().alias("part"),
+            "layer",
+            "ranked",
+            pl.col("mask").alias("fraction"),
             "score",
             "sigma",
             "control",
             "selectivity",
-            pl.col("compression").cast(pl.Float64),
-            pl.col("n_seeds").cast(pl.Int64),
-            pl.lit(sizes["train"]).cast(pl.Int64).alias("n_train"),
-            "n_train_used",
-            pl.lit(sizes["dev"]).cast(pl.Int64).alias("n_dev"),
-            pl.lit(sizes["test"]).cast(pl.Int64).alias("n_test"),
+            "compression",
+            "n_seeds",
+            *(pl.col(c).cast(pl.Int64) for c in ("n_train", "n_train_used", "n_dev", "n_test")),
+            "unit",
         )
-        .sort("site", "fraction", descending=[False, True])
-    )
-
-
-def _compression(run: ProbeRun) -> pl.DataFrame:
-    """Mean compression of the task probes per grid site (empty when MDL did not run)."""
-    empty = pl.DataFrame(schema={"site": pl.Int64, "compression": pl.Float64})
-    if run.results.codelengths is None:
-        return empty
-    return (
-        run.results.codelengths.filter(pl.col("variant") == "task")
-        .group_by("site")
-        .agg(pl.col("compression").mean())
+        .sort("model", "dataset", "site", "fraction", descending=[False, False, False, True])
     )

@@ -6,16 +6,7 @@ one dataset group each); `run_sweep(config)` runs the units not yet finished (ex
 `render(out)` draws the report. The CLI is `lingprobe sweep CONFIG [--dry-run]`.
 """
 
-from suites.sweep.config import (
-    EdgeEntry,
-    HolmesEntry,
-    Limits,
-    ModelSpec,
-    ProbeSettings,
-    Resources,
-    SweepConfig,
-    TaskGroup,
-)
+from suites.sweep.config import ModelSpec, Resources, SuiteEntry, SweepConfig
 from suites.sweep.cost import plan_table
 from suites.sweep.errors import SweepConfigError, SweepError
 from suites.sweep.parse import load_config, parse_config
@@ -26,17 +17,13 @@ from suites.sweep.run import SweepSummary, run_sweep
 from suites.sweep.units import Unit, UnitOutcome
 
 __all__ = [
-    "EdgeEntry",
-    "HolmesEntry",
-    "Limits",
     "ModelSpec",
-    "ProbeSettings",
     "Resources",
+    "SuiteEntry",
     "SweepConfig",
     "SweepConfigError",
     "SweepError",
     "SweepSummary",
-    "TaskGroup",
     "Unit",
     "UnitOutcome",
     "by_model",

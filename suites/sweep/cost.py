@@ -13,22 +13,14 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from suites.sweep.config import EdgeEntry, SweepConfig
-from suites.sweep.edge_units import edge_config
-from suites.sweep.holmes_units import holmes_config
-from suites.sweep.plan import context_of, suite_units
+from internals.store import fingerprint
+from suites.datasets import as_source
+from suites.registry import SUITES
+from suites.sweep.config import SweepConfig
+from suites.sweep.plan import unit_identity
 from suites.sweep.records import Records, read_log
 from suites.sweep.units import Unit
 from suites.tasks import Task
-
-
-def probes_per_site(unit: Unit) -> int:
-    """Probes trained per site and dataset (MDL's block probes not counted)."""
-    if isinstance(unit.entry, EdgeEntry):
-        edge = edge_config(unit)
-        return len(edge.seeds) * (2 if edge.control else 1)
-    holmes = holmes_config(unit)
-    return len(holmes.seeds) * (2 if holmes.control else 1) * len(holmes.fractions)
 
 
 def _size(tasks: Sequence[Task]) -> tuple[int, int]:
@@ -40,14 +32,16 @@ def _size(tasks: Sequence[Task]) -> tuple[int, int]:
 def plan_table(config: SweepConfig, units: Sequence[Unit]) -> pl.DataFrame:
     """One row per unit: status, datasets, items, texts, sites, probes per site, est. seconds."""
     records = Records(config.out)
-    context = context_of(config, progress=False)
+    source = as_source(config.data, progress=False)
     sizes: dict[str, tuple[int, int, int]] = {}
     rows = []
     for unit in units:
-        adapter = suite_units(unit.suite)
-        key = json.dumps(adapter.identity(unit), sort_keys=True, default=str)
+        suite = SUITES[unit.suite]
+        identity = unit_identity(unit)
+        identity.pop("model")
+        key = fingerprint(json.loads(json.dumps(identity, default=str)))
         if key not in sizes:  # the same tasks for every model
-            tasks = adapter.tasks(unit, context)
+            tasks = suite.tasks(unit.config, unit.group, source)
             sizes[key] = (len(tasks), *_size(tasks))
         datasets, items, texts = sizes[key]
         status = (
@@ -65,8 +59,8 @@ def plan_table(config: SweepConfig, units: Sequence[Unit]) -> pl.DataFrame:
                 "datasets": datasets,
                 "items": items,
                 "texts": texts,
-                "sites": unit.entry.layers,
-                "probes_per_site": probes_per_site(unit),
+                "sites": getattr(unit.config, "layers", "all"),
+                "probes_per_site": suite.probes_per_site(unit.config),
             }
         )
     table = pl.DataFrame(rows)

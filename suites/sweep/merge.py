@@ -1,11 +1,11 @@
-"""Merging a sweep: every finished unit's rows in one leaderboard, every failure in one table.
+"""Merging a sweep: every finished unit's rows in one table, its scores, and every failure.
 
-`leaderboard.parquet` columns: unit, suite, model (the sweep's label), name, init, dtype,
-kind, dataset, test_set ("test" for Holmes; "original" or a heuristic's filtered set for
-edge), then the suite's own columns (phenomenon, phenomenon_type, input_type, metric, site,
-part, layer, is_last, ranked, fraction, score, sigma, control, selectivity, n_seeds, ...;
-Holmes adds compression and split sizes). `failures.parquet` / `failures.json`: unit, model,
-suite, group, tasks, error_type, message, traceback (file), seconds, worker, time.
+`results.parquet`: every finished unit's result rows in `suites.schema.RESULTS_SCHEMA` (model,
+init, suite, task, phenomenon, phenomenon_type, site, layer, seed, variant, mask, split, metric,
+value, unit). `leaderboard.parquet`: their scores (`suites.schema.score_table`: score, sigma,
+control, selectivity per model, task, site, mask, split and metric). `failures.parquet` /
+`failures.json`: unit, model, suite, group, tasks, error_type, message, traceback (file),
+seconds, worker, time.
 """
 
 from __future__ import annotations
@@ -18,14 +18,16 @@ import polars as pl
 
 from internals.store import atomic_write_bytes
 from suites.outputs import write_table
+from suites.schema import RESULTS_SCHEMA, score_table
 from suites.sweep.records import read_failures, read_results
 
-LEADERBOARD, FAILURES_TABLE, FAILURES_JSON = (
+RESULTS, LEADERBOARD, FAILURES_TABLE, FAILURES_JSON = (
+    "results.parquet",
     "leaderboard.parquet",
     "failures.parquet",
     "failures.json",
 )
-ORDER = ["suite", "dataset", "test_set", "model", "layer", "site", "fraction"]
+ORDER = ["suite", "task", "model", "init", "layer", "site", "mask", "split", "metric"]
 FAILURE_COLUMNS: dict[str, pl.DataType] = {
     "unit": pl.Utf8(),
     "model": pl.Utf8(),
@@ -45,9 +47,8 @@ def merge_results(out: Path, unit_ids: Sequence[str]) -> pl.DataFrame:
     """One frame of the finished units' rows, in a fixed order (empty when none finished)."""
     parts = read_results(out, unit_ids)
     if not parts:
-        return pl.DataFrame()
-    board = pl.concat(parts, how="diagonal_relaxed")
-    return board.sort([c for c in ORDER if c in board.columns], nulls_last=True)
+        return pl.DataFrame(schema=RESULTS_SCHEMA)
+    return pl.concat(parts).sort(ORDER, nulls_last=True)
 
 
 def failure_table(out: Path, unit_ids: Sequence[str]) -> pl.DataFrame:
@@ -56,12 +57,16 @@ def failure_table(out: Path, unit_ids: Sequence[str]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=FAILURE_COLUMNS)
 
 
-def write_merged(out: Path, unit_ids: Sequence[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Write `leaderboard.parquet` (when a unit finished), `failures.parquet` and `.json`."""
-    board = merge_results(out, unit_ids)
-    if board.height:
+def write_merged(
+    out: Path, unit_ids: Sequence[str]
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Write results, leaderboard (when a unit finished) and failures; returns all three."""
+    rows = merge_results(out, unit_ids)
+    board = score_table(rows)
+    if rows.height:
+        write_table(rows, out / RESULTS)
         write_table(board, out / LEADERBOARD)
     failures = failure_table(out, unit_ids)
     write_table(failures, out / FAILURES_TABLE)
     atomic_write_bytes(out / FAILURES_JSON, json.dumps(failures.to_dicts(), indent=2).encode())
-    return board, failures
+    return rows, board, failures

@@ -6,9 +6,8 @@ the file, the table and key, the bad value and the fix.
 out = "results/sweep"          # required; relative paths are relative to this file
 store = "results/store"        # optional (default OUT/store)
 executor = "local"             # local | ray
-data = "full"                 # "full" (default), "samples" (shipped) or a data folder
+data = "full"                  # "full" (default), "samples" (shipped) or a data folder
 device = "cuda"                # optional
-seed = 0                       # global RNG seed at the start of every unit
 
 [[models]]
 name = "minilm"                # anything load_subject takes
@@ -16,23 +15,33 @@ init = ["pretrained", "random"]
 dtype = "float32"              # auto | float32 | float16 | bfloat16
 label = "MiniLM"               # optional leaderboard name ("@random" appended for random)
 
-[[suites]]
-suite = "holmes"
+[[suites]]                     # any suite of the registry: edge | holmes | curriculum | cc;
+suite = "holmes"               # the other keys are fields of its config (HolmesConfig ...)
 tasks = ["blimp-adjunct_island", "ewt", {group = "agreement", tasks = ["blimp-a", "blimp-b"]}]
 layers = "last"
 probe = {seeds = 2}            # optional overrides of [probe] for this entry
+limits = {blimp_pairs = 100}   # optional overrides of [limits] for this entry
 
 [[suites]]
 suite = "edge"
 task = "conllu:upos"
-train = "data/train.conllu"
-test = "data/test.conllu"
+train = "ud-english-ewt:train" # a registry file, or a path relative to this file
+test = "ud-english-ewt:dev"
 
-[probe]                        # seeds, epochs, lr, batch_size, dropout, control, mdl,
-seeds = 3                      # fractions, kind
-epochs = 5
+[[suites]]
+suite = "curriculum"
+phenomena = ["boolean", "negation"]
+sizes = [10, 100]
 
-[limits]                       # train, dev, test, blimp_pairs, sentences
+[[suites]]
+suite = "cc"
+features = ["length", "distance"]
+
+[probe]                        # any field of probes.ProbeGrid or probes.TrainConfig:
+seeds = 3                      # seeds, control, train_fractions (alias fractions), mdl, kind,
+epochs = 5                     # hidden, epochs, batch_size, lr, dropout, warmup, ...
+
+[limits]                       # train, dev, test (items), sentences, blimp_pairs
 sentences = 20
 
 [resources]                    # cpus, gpus, address, workers_per_model, max_workers
@@ -43,40 +52,36 @@ cpus = 1
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from internals.load import BACKENDS
-from suites.datasets import FULL, SAMPLES, registry_reference
+from lingprobe.errors import LingprobeError
+from suites.datasets import FULL, SAMPLES
+from suites.datasets.errors import DataNotFoundError
+from suites.overrides import apply
+from suites.registry import SUITES
+from suites.suite import Limits, config_from_table
 from suites.sweep.config import (
     DTYPES,
     EXECUTORS,
     INITS,
     RANDOM_SUFFIX,
-    EdgeEntry,
-    HolmesEntry,
-    Limits,
     ModelSpec,
-    ProbeSettings,
     Resources,
     SuiteEntry,
     SweepConfig,
-    TaskGroup,
 )
 from suites.sweep.errors import SweepConfigError
-from suites.sweep.toml_table import TomlTable, count, flag, integer, number, text
-
-SUITES = ("holmes", "edge")
-EDGE_TASKS = ("conllu:upos", "conllu:xpos", "conllu:deprel", "conllu:arc", "jiant", "semeval")
+from suites.sweep.toml_table import TomlTable, count, integer, text
 
 
 def load_config(path: str | Path) -> SweepConfig:
     """Parse and validate a sweep config file."""
     source = Path(path)
     if not source.is_file():
-        raise FileNotFoundError(f"sweep config {source} does not exist; give a TOML file")
+        raise DataNotFoundError(f"sweep config {source} does not exist; give a TOML file")
     try:
         data = tomllib.loads(source.read_text())
     except tomllib.TOMLDecodeError as error:
@@ -98,7 +103,6 @@ def parse_config(data: dict[str, Any], *, base: Path, file: str = "<config>") ->
     )
     data_dir = sweep.get("data", text, 'give "full", "samples" or a data folder as a string')
     device = sweep.get("device", text, "give a torch device such as 'cpu' or 'cuda'")
-    seed = sweep.get("seed", integer, "give an integer", 0)
     sweep.finish()
     models = _models(
         top.get(
@@ -108,25 +112,18 @@ def parse_config(data: dict[str, Any], *, base: Path, file: str = "<config>") ->
         ),
         file,
     )
-    probe = _probe(
-        top.get("probe", lambda v: isinstance(v, dict), "give a table", {}), "[probe]", file
-    )
+    probe = top.get("probe", lambda v: isinstance(v, dict), "give a table", {})
+    limits = _limits(top.get("limits", lambda v: isinstance(v, dict), "give a table", {}), file)
     suites = _suites(
         top.get(
             "suites",
             lambda v: isinstance(v, list) and v != [],
             "give at least one [[suites]] table",
         ),
+        probe,
+        limits,
         base,
         file,
-    )
-    limits = _dataclass_table(
-        Limits,
-        top.get("limits", lambda v: isinstance(v, dict), "give a table", {}),
-        "[limits]",
-        file,
-        count,
-        "give a positive integer (or leave the key out for no cap)",
     )
     resources = _resources(
         top.get("resources", lambda v: isinstance(v, dict), "give a table", {}), file
@@ -140,9 +137,6 @@ def parse_config(data: dict[str, Any], *, base: Path, file: str = "<config>") ->
         executor=executor,
         data=_data(data_dir, base),
         device=device,
-        seed=seed,
-        probe=probe,
-        limits=limits,
         resources=resources,
         source=Path(file).resolve() if file != "<config>" else None,
     )
@@ -200,47 +194,15 @@ def _models(tables: list[Any], file: str) -> tuple[ModelSpec, ...]:
     return tuple(specs)
 
 
-def _probe(data: dict[str, Any], where: str, file: str) -> ProbeSettings:
-    table = TomlTable(data, where, file)
-    seeds = table.get(
-        "seeds",
-        lambda v: count(v) or (isinstance(v, list) and v != [] and all(integer(x) for x in v)),
-        "give how many seeds (a positive integer) or a list of integer seeds",
-    )
-    fractions = table.get(
-        "fractions",
-        lambda v: isinstance(v, list) and all(number(x) and x <= 1 for x in v),
-        "give a list of train fractions in (0, 1]",
-    )
-    values = {
-        "seeds": tuple(range(seeds))
-        if isinstance(seeds, int)
-        else (tuple(seeds) if seeds is not None else None),
-        "epochs": table.get("epochs", count, "give a positive integer"),
-        "lr": table.get("lr", number, "give a positive learning rate"),
-        "batch_size": table.get("batch_size", count, "give a positive integer"),
-        "dropout": table.get(
-            "dropout",
-            lambda v: (integer(v) and v == 0) or (isinstance(v, float) and 0 <= v < 1),
-            "give a dropout rate in [0, 1)",
-        ),
-        "control": table.get("control", flag, "give true or false"),
-        "mdl": table.get("mdl", flag, "give true or false"),
-        "fractions": tuple(float(x) for x in fractions) if fractions is not None else None,
-        "kind": table.get("kind", lambda v: v in ("linear", "mlp"), "choose linear or mlp"),
-    }
-    table.finish(tuple(f.name for f in fields(ProbeSettings)))
-    return ProbeSettings(**values)
+def _fields(kind: type) -> set[str]:
+    return {f.name for f in fields(kind)}
 
 
-def _dataclass_table(
-    kind: type, data: dict[str, Any], where: str, file: str, check: Callable[[Any], bool], fix: str
-) -> Any:
-    table = TomlTable(data, where, file)
-    names = tuple(f.name for f in fields(kind))
-    values = {name: table.get(name, check, fix) for name in names}
-    table.finish(names)
-    return kind(**values)
+def _limits(data: dict[str, Any], file: str) -> Limits:
+    try:
+        return apply(Limits(), data, "[limits]")
+    except LingprobeError as error:
+        raise SweepConfigError(f"{file}: {error}") from error
 
 
 def _resources(data: dict[str, Any], file: str) -> Resources:
@@ -262,102 +224,39 @@ def _resources(data: dict[str, Any], file: str) -> Resources:
     return Resources(**values)
 
 
-def _suites(tables: list[Any], base: Path, file: str) -> tuple[SuiteEntry, ...]:
+def _suites(
+    tables: list[Any], probe: dict[str, Any], limits: Limits, base: Path, file: str
+) -> tuple[SuiteEntry, ...]:
     entries: list[SuiteEntry] = []
     for i, data in enumerate(tables):
         where = f"[[suites]] #{i + 1}"
         table = TomlTable(data, where, file)
-        suite = table.need("suite", lambda v: v in SUITES, f"choose one of {SUITES}")
-        probe = _probe(
-            table.get(
-                "probe",
-                lambda v: isinstance(v, dict),
-                "give an inline table such as {seeds = 2}",
-                {},
-            ),
-            f"{where} probe",
-            file,
+        name = table.need("suite", lambda v: v in SUITES, f"choose one of {tuple(SUITES)}")
+        own = table.get(
+            "probe", lambda v: isinstance(v, dict), "give an inline table such as {seeds = 2}", {}
         )
-        reader = _holmes if suite == "holmes" else _edge
-        entries.append(reader(table, probe, base))
-    return tuple(entries)
-
-
-def _holmes(table: TomlTable, probe: ProbeSettings, base: Path) -> HolmesEntry:
-    def group_ok(item: Any) -> bool:
-        if isinstance(item, str):
-            return bool(item.strip())
-        return (
-            isinstance(item, dict)
-            and set(item) == {"group", "tasks"}
-            and text(item["group"])
-            and isinstance(item["tasks"], list)
-            and item["tasks"] != []
-            and all(text(t) for t in item["tasks"])
+        caps = table.get(
+            "limits",
+            lambda v: isinstance(v, dict),
+            "give an inline table such as {train = 200}",
+            {},
         )
-
-    tasks = table.need(
-        "tasks",
-        lambda v: isinstance(v, list) and v != [] and all(group_ok(x) for x in v),
-        'give a list of task names (or groups such as "ewt") and'
-        ' tables {group = "NAME", tasks = [...]}',
-    )
-    layers = table.get("layers", text, 'give "last", "all" or layers like "0,3,-1"', "last")
-    table.finish(("suite", "tasks", "layers", "probe"))
-    if probe.kind is not None:
-        raise table.fail("probe", "Holmes trains linear probes; drop `kind` here")
-    groups = []
-    for item in tasks:
-        if isinstance(item, str):
-            groups.append(TaskGroup(item.strip(), (_task_name(item.strip(), base),)))
-        else:
-            names = tuple(_task_name(t.strip(), base) for t in item["tasks"])
-            groups.append(TaskGroup(item["group"].strip(), names))
-    labels = [g.name for g in groups]
-    repeated = sorted({n for n in labels if labels.count(n) > 1})
-    if repeated:
-        raise table.fail("tasks", f"the groups {repeated} appear twice; give each once")
-    return HolmesEntry(tuple(groups), layers.strip(), probe)
-
-
-def _task_name(name: str, base: Path) -> str:
-    """A Holmes task name, or the absolute path of a release folder given relative to `base`."""
-    folder = base / name
-    return str(folder.resolve()) if (folder / "samples.csv").exists() else name
-
-
-def _edge(table: TomlTable, probe: ProbeSettings, base: Path) -> EdgeEntry:
-    task = table.need("task", lambda v: v in EDGE_TASKS, f"choose one of {EDGE_TASKS}")
-    if probe.mdl is not None or probe.fractions is not None:
-        raise table.fail("probe", "`mdl` and `fractions` are Holmes settings; drop them here")
-    files = {}
-    for side in ("train", "test"):
-        value = table.need(
-            side, text, f"give the {side} file (relative to the config file) or DATASET:KEY"
-        )
-        if registry_reference(value) is not None:
-            files[side] = value  # resolved through the dataset registry when the unit runs
-            continue
-        path = _path(value, base)
-        if not path.exists():
-            raise table.fail(
-                side,
-                f"{path} does not exist; give an existing {side} file or a registry reference"
-                " such as ud-english-ewt:train",
+        suite = SUITES[name]
+        values = {k: v for k, v in data.items() if k not in ("suite", "probe", "limits")}
+        # [probe] holds minibatch-probe settings; a suite without a probe grid (cc's logistic
+        # regression) takes only its entry's own `probe` table.
+        settings = {**probe, **own} if "grid" in _fields(suite.config_type) else own
+        try:
+            values = suite.table_values(values, base)
+            config = config_from_table(
+                suite,
+                values,
+                probe=settings,
+                limits=apply(limits, caps, f"{where} limits"),
+                aliases=suite.aliases,
+                where=f"{where} ({name})",
             )
-        files[side] = str(path)
-    entry = EdgeEntry(
-        name=table.get("name", text, "give a dataset name", task).strip(),
-        task=task,
-        train=files["train"],
-        test=files["test"],
-        layers=table.get("layers", text, 'give "all", "last" or layers like "0,3,-1"', "all"),
-        probe=probe,
-        legacy_keys=table.get("legacy_keys", flag, "give true or false", False),
-        pair_pooling=table.get(
-            "pair_pooling", lambda v: v in ("mean", "concat"), "choose mean or concat", "mean"
-        ),
-        balance_binary=table.get("balance_binary", flag, "give true or false", False),
-    )
-    table.finish()
-    return entry
+        except LingprobeError as error:
+            raise SweepConfigError(f"{file}: {str(error).splitlines()[0]}") from error
+        entries.append(SuiteEntry(name, config))
+    return tuple(entries)

@@ -1,7 +1,7 @@
-"""Planning a sweep: every model x every dataset group becomes one unit with a stable id.
+"""Planning a sweep: every model x every suite entry's task groups becomes one unit.
 
 A unit's id is readable (model label, suite, group) and ends in a hash of everything that
-decides its numbers (model spec, tasks, probe settings, limits, layers). A rerun with the same
+decides its numbers (model spec, the suite's whole config, the group). A rerun with the same
 settings finds the same ids and skips finished units; a changed setting gives new ids, so old
 results are never mixed into the new leaderboard.
 """
@@ -10,21 +10,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from types import ModuleType
 
 from internals.store import fingerprint
-from suites.sweep import edge_units, holmes_units
-from suites.sweep.config import HolmesEntry, ModelSpec, SweepConfig
+from suites.datasets import as_source
+from suites.registry import SUITES
+from suites.suite import identity
+from suites.sweep.config import ModelSpec, SweepConfig
 from suites.sweep.errors import SweepConfigError
 from suites.sweep.units import Unit, UnitContext
 
-SUITE_UNITS: dict[str, ModuleType] = {"holmes": holmes_units, "edge": edge_units}
 ID_HASH = 10  # hex digits of the settings hash in a unit id
-
-
-def suite_units(suite: str) -> ModuleType:
-    """The module that runs, describes and identifies units of `suite`."""
-    return SUITE_UNITS[suite]
 
 
 def safe_name(text: str) -> str:
@@ -32,25 +27,27 @@ def safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._@=+-]+", "_", text).strip("_") or "_"
 
 
-def unit_identity(unit: Unit, seed: int) -> dict:
-    """What decides a unit's numbers (hashed into its id); `seed` is the sweep's RNG seed."""
+def unit_identity(unit: Unit) -> dict:
+    """What decides a unit's numbers (hashed into its id)."""
+    config = identity(unit.config)
+    config.pop("groups", None)  # the unit's own group stands for it
     return {
-        "seed": seed,
         "model": unit.model.identity(),
         "suite": unit.suite,
-        **suite_units(unit.suite).identity(unit),
+        "config": config,
+        "group": [unit.group.name, list(unit.group.tasks)],
     }
 
 
 def plan_units(config: SweepConfig) -> list[Unit]:
-    """Every (model, dataset group) unit of the sweep, grouped by model in config order."""
+    """Every (model, task group) unit of the sweep, grouped by model in config order."""
+    source = as_source(config.data, progress=False)
     units: list[Unit] = []
     for model in config.models:
         for entry in config.suites:
-            probe = entry.probe.over(config.probe)
-            for group in entry.groups:
-                draft = Unit("", model, entry, group, probe, config.limits)
-                digest = fingerprint(unit_identity(draft, config.seed))[:ID_HASH]
+            for group in SUITES[entry.suite].units(entry.config, source):
+                draft = Unit("", model, entry.suite, entry.config, group)
+                digest = fingerprint(unit_identity(draft))[:ID_HASH]
                 name = "__".join(
                     (safe_name(model.label), entry.suite, safe_name(group.name), digest)
                 )
@@ -82,13 +79,18 @@ def context_of(config: SweepConfig, *, progress: bool) -> UnitContext:
         data=config.data,
         device=config.device,
         threads=config.resources.cpus,
-        seed=config.seed,
         progress=progress,
     )
 
 
 def check_tasks(config: SweepConfig) -> None:
-    """Refuse unknown task names before any model is loaded (edge files: when parsing)."""
-    for entry in config.suites:
-        if isinstance(entry, HolmesEntry):
-            holmes_units.check(entry, config.data)
+    """Refuse what cannot run (unknown task names ...) before any model is loaded."""
+    source = as_source(config.data, progress=False)
+    for i, entry in enumerate(config.suites):
+        try:
+            SUITES[entry.suite].check(entry.config, source)
+        except SweepConfigError:
+            raise
+        except Exception as error:
+            where = f"{config.source or 'the config'}: [[suites]] #{i + 1} ({entry.suite})"
+            raise SweepConfigError(f"{where}: {str(error).splitlines()[0]}") from error

@@ -1,11 +1,9 @@
-"""Rendering a sweep folder (`lingprobe report DIR`): the merged leaderboard, a score heatmap,
-the suites' own summaries over all units, and the failures.
+"""Rendering a sweep folder (`lingprobe report DIR`): the merged rows and scores, a headline
+heatmap, each suite's own summary over its units, and the failures.
 
-  leaderboard.parquet, failures.parquet, failures.json   (re-merged from the unit records)
-  scores.png        headline score (ranked site, whole train set, full test set) model x dataset
-  holmes/           `suites.holmes.summary.write_summary` of every Holmes row (rankings by mean
-                    winning rate, Kendall τ, discriminability, plots) when two models ran
-  edge/             `suites.edge.report.render_tables` of every edge unit (drop tables, plots)
+  results.parquet, leaderboard.parquet, failures.parquet, failures.json  (re-merged)
+  scores.png        headline score per model and task (ranked site, whole train set, test split)
+  <suite>/          each suite's `summarize` over its units (Holmes rankings, edge drop tables...)
 """
 
 from __future__ import annotations
@@ -15,78 +13,76 @@ from pathlib import Path
 
 import polars as pl
 
-from suites.edge.report import load_tables, render_tables
-from suites.holmes.summary import HolmesSummary, write_summary
 from suites.outputs import read_manifest
 from suites.plots import heatmap
+from suites.registry import SUITES
+from suites.suite import ranked_site
 from suites.sweep.merge import write_merged
 from suites.sweep.units import UNITS
-
-HEADLINE_TEST_SETS = ("test", "original")  # Holmes' test split; edge's unfiltered test set
 
 
 @dataclass(frozen=True)
 class SweepReport:
     """The tables a report rendered."""
 
+    rows: pl.DataFrame
     leaderboard: pl.DataFrame
     failures: pl.DataFrame
-    headline: pl.DataFrame  # model x dataset scores
-    holmes: HolmesSummary | None
+    headline: pl.DataFrame  # one score per (suite, task, model)
 
 
 def headline(board: pl.DataFrame) -> pl.DataFrame:
-    """One score per (suite, dataset, model): ranked site, fraction 1, full test set."""
-    return board.filter(
-        pl.col("ranked")
-        & (pl.col("fraction") == 1.0)
-        & pl.col("test_set").is_in(HEADLINE_TEST_SETS)
-    ).select("suite", "dataset", "model", "metric", "score", "sigma", "selectivity")
+    """One score per (suite, task, model): its suite's headline metric on the test split, at the
+    model's ranked site and the largest train mask (all of train; the largest N per label)."""
+    if board.height == 0:
+        return pl.DataFrame()
+    test = board.filter(pl.col("split") == "test")
+    chosen = []
+    for (suite, _, _), rows in test.group_by("suite", "task", "model"):
+        metrics = [m for m in SUITES[str(suite)].headline_metrics if m in set(rows["metric"])]
+        if not metrics:
+            continue
+        site = ranked_site(rows["site"].unique().to_list())
+        best = rows.filter(
+            (pl.col("metric") == metrics[0])
+            & (pl.col("site") == site)
+            & (pl.col("mask") == pl.col("mask").max())
+        )
+        chosen.append(best.head(1))
+    if not chosen:
+        return pl.DataFrame()
+    return (
+        pl.concat(chosen)
+        .select("suite", "task", "model", "init", "site", "metric", "score", "sigma", "selectivity")
+        .sort("suite", "task", "model")
+    )
 
 
 def render(out: Path, *, echo: bool = True) -> SweepReport:
     """Merge the planned units of `out`, write tables and plots, print the summary."""
     unit_ids = list(read_manifest(out).get("units", []))
-    board, failures = write_merged(out, unit_ids)
-    top = headline(board) if board.height else pl.DataFrame()
-    holmes = None
+    rows, board, failures = write_merged(out, unit_ids)
+    top = headline(board)
     if top.height:
         heatmap(
-            top.with_columns(dataset=pl.col("suite") + ":" + pl.col("dataset")),
+            top.with_columns(task=pl.col("suite") + ":" + pl.col("task")),
             out / "scores.png",
             rows="model",
-            columns="dataset",
+            columns="task",
             value="score",
-            title="Score per model and dataset (ranked site)",
+            title="Score per model and task (ranked site, test split)",
         )
-        rows = board.filter(pl.col("suite") == "holmes")
-        if rows.height:
-            holmes = write_summary(rows, out / "holmes")
-        _edge(out, board)
+    for name, suite in SUITES.items():
+        mine = rows.filter(pl.col("suite") == name)
+        if mine.height:
+            folders = [out / UNITS / u for u in mine["unit"].unique().sort().to_list()]
+            suite.summarize(mine, folders, out / name)
     if echo:
-        _print(board, top, holmes, failures, len(unit_ids))
-    return SweepReport(board, failures, top, holmes)
+        _print(top, failures, len(unit_ids), rows["unit"].n_unique() if rows.height else 0)
+    return SweepReport(rows, board, failures, top)
 
 
-def _edge(out: Path, board: pl.DataFrame) -> None:
-    """Edge tables and plots over every finished edge unit."""
-    edge_units = board.filter(pl.col("suite") == "edge")["unit"].unique().sort().to_list()
-    if not edge_units:
-        return
-    parts = [load_tables(out / UNITS / u) for u in edge_units]
-    scores = pl.concat([p[0] for p in parts], how="diagonal")
-    heuristics = pl.concat([p[1] for p in parts], how="diagonal").unique(maintain_order=True)
-    render_tables(scores, heuristics, out / "edge", echo=False)
-
-
-def _print(
-    board: pl.DataFrame,
-    top: pl.DataFrame,
-    holmes: HolmesSummary | None,
-    failures: pl.DataFrame,
-    planned: int,
-) -> None:
-    done = board["unit"].n_unique() if board.height else 0
+def _print(top: pl.DataFrame, failures: pl.DataFrame, planned: int, done: int) -> None:
     print(
         f"\nsweep: {planned} units planned, {done} done, {failures.height} failed,"
         f" {planned - done - failures.height} not run yet"
@@ -95,15 +91,12 @@ def _print(
         tbl_rows=40, tbl_cols=16, fmt_str_lengths=50, tbl_width_chars=160, float_precision=3
     ):
         if top.height:
-            print("\nscore (ranked site, full train set, full test set):")
+            print("\nscore (headline metric, ranked site, test split):")
             print(
-                top.pivot(on="model", index=["suite", "dataset"], values="score").sort(
-                    "suite", "dataset"
+                top.pivot(on="model", index=["suite", "task", "metric"], values="score").sort(
+                    "suite", "task"
                 )
             )
-        if holmes is not None and holmes.ranking is not None:
-            print("\nHolmes ranking (mean winning rate):")
-            print(holmes.ranking.filter(pl.col("group") == "overall").drop("group"))
         if failures.height:
             print("\nfailed units:")
             print(failures.select("unit", "model", "suite", "group", "error_type", "message"))

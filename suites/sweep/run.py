@@ -2,8 +2,9 @@
 
 Output folder: `manifest.json` (suite "sweep", the config file, the planned units),
 `units/<unit>/` (each unit's own suite folder), `results/`, `failures/`, `sweep-log.jsonl`
-(see `suites.sweep.records`), `leaderboard.parquet`, `failures.parquet`, `failures.json`,
-and `store/` (features) unless `[sweep] store` points elsewhere.
+(see `suites.sweep.records`), `results.parquet` (every row, one schema), `leaderboard.parquet`
+(their scores), `failures.parquet`, `failures.json`, and `store/` (features) unless
+`[sweep] store` points elsewhere.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def run_sweep(
             run_ray(by_model(todo), context, records, bar, config.resources)
     finally:
         bar.close()
-    board, failures = write_merged(out, [u.id for u in units])
+    _, board, failures = write_merged(out, [u.id for u in units])
     return SweepSummary(
         out=out,
         planned=len(units),

@@ -11,29 +11,25 @@ import socket
 import traceback as tb
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
-from suites.sweep.config import Limits, ModelSpec, ProbeSettings, SuiteEntry, TaskGroup
+from suites.suite import RunContext, TaskGroup
+from suites.sweep.config import ModelSpec
 
 UNITS = "units"
 
 
 @dataclass(frozen=True)
 class Unit:
-    """One (model, dataset group): features once per task for all sites, then the probe grids."""
+    """One (model, task group) of one suite entry: features once per task, then the probes."""
 
     id: str  # stable: label, suite, group and a hash of everything that decides its numbers
     model: ModelSpec
-    entry: SuiteEntry
+    suite: str  # a name of `suites.registry.SUITES`
+    config: Any  # that suite's frozen config
     group: TaskGroup
-    probe: ProbeSettings  # the entry's overrides over the sweep's [probe]
-    limits: Limits
-
-    @property
-    def suite(self) -> str:
-        """The suite that runs this unit."""
-        return self.entry.suite
 
     @property
     def title(self) -> str:
@@ -50,12 +46,21 @@ class UnitContext:
     data: Path | str | None = None  # as `suites.datasets.as_source` takes it
     device: str | None = None
     threads: int = 1
-    seed: int = 0
     progress: bool = True  # the unit's own bars (features, probes)
 
     def folder(self, unit_id: str) -> Path:
         """The suite's own output folder for one unit."""
         return self.out / UNITS / unit_id
+
+    def run_context(self, unit_id: str) -> RunContext:
+        """What the suite's `run` gets for one unit."""
+        return RunContext(
+            out=self.folder(unit_id),
+            store=self.store,
+            data=self.data,
+            device=self.device,
+            progress=self.progress,
+        )
 
 
 @dataclass(frozen=True)

@@ -1,39 +1,34 @@
 """`ModelWorker`: loads one model once and runs its units, in this process (local executor)
 or as a Ray actor (ray executor), so both executors run exactly the same code per unit.
 
-Every unit runs with the sweep's thread count and a fixed global RNG state, so its numbers do
-not depend on the executor, the worker or the order units run in. A unit's exception (or the
-model's failure to load) becomes the unit's `UnitOutcome.error`; it never stops other units.
+Every unit runs with the sweep's thread count; every random draw of the suites is seeded
+explicitly by their settings, so a unit's numbers do not depend on the executor, the worker or
+the order units run in. A unit's exception (or the model's failure to load) becomes the unit's
+`UnitOutcome.error`; it never stops other units.
 """
 
 from __future__ import annotations
 
 import gc
-import random
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import numpy as np
 import polars as pl
 import torch
 
 from internals import Subject, load_subject
+from suites.registry import SUITES
+from suites.schema import RESULTS_SCHEMA
 from suites.sweep.config import ModelSpec
-from suites.sweep.plan import suite_units
 from suites.sweep.units import Unit, UnitContext, UnitError, UnitOutcome, worker_name
-
-LEADING = ["unit", "suite", "model", "name", "init", "dtype", "kind", "dataset", "test_set"]
 
 
 @contextmanager
-def unit_environment(threads: int, seed: int) -> Iterator[None]:
-    """Torch threads and global RNG seeds for one unit (threads restored afterwards)."""
+def unit_threads(threads: int) -> Iterator[None]:
+    """Torch's intra-op threads for one unit (the caller's setting restored afterwards)."""
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
     try:
         yield
     finally:
@@ -54,18 +49,15 @@ def load_model(model: ModelSpec, device: str | None) -> Subject:
 
 
 def label_rows(rows: pl.DataFrame, unit: Unit) -> pl.DataFrame:
-    """A suite's leaderboard rows with the sweep's unit and model columns in front."""
+    """A suite's result rows labelled with the sweep's model label, init, suite and unit."""
     labels = {
         "unit": unit.id,
         "suite": unit.suite,
         "model": unit.model.label,
-        "name": unit.model.name,
         "init": unit.model.init,
-        "dtype": unit.model.dtype,
     }
     labelled = rows.with_columns(pl.lit(v).alias(k) for k, v in labels.items())
-    rest = [c for c in labelled.columns if c not in LEADING]
-    return labelled.select(*[c for c in LEADING if c in labelled.columns], *rest)
+    return labelled.select(list(RESULTS_SCHEMA))
 
 
 class ModelWorker:
@@ -85,13 +77,15 @@ class ModelWorker:
             return UnitOutcome(unit.id, None, 0.0, worker_name(), error=self.load_error)
         loaded, load_seconds = self.subject is None, 0.0
         try:
-            with unit_environment(self.context.threads, self.context.seed):
+            with unit_threads(self.context.threads):
                 if self.subject is None:
                     try:
                         self.subject = load_model(self.model, self.context.device)
                     finally:
                         load_seconds = time.perf_counter() - start
-                rows = suite_units(unit.suite).run(unit, self.subject, self.context)
+                suite = SUITES[unit.suite]
+                context = self.context.run_context(unit.id)
+                rows = suite.run(unit.config, unit.group, self.subject, context)
             error, rows = None, label_rows(rows, unit)
         except Exception as caught:
             error, rows = UnitError.of(caught), None

@@ -7,8 +7,8 @@ import json
 import polars as pl
 import pytest
 
+from suites.cc.cli import report
 from suites.cli import main
-from suites.commands.cc import report
 
 
 def _corpus(path):

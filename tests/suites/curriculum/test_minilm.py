@@ -20,10 +20,11 @@ from suites.curriculum import (
     pvi_scores,
     v_information_table,
 )
+from suites.suite import with_probe
 
 pytestmark = pytest.mark.slow
 PHENOMENA = ("boolean", "syntactic_alternation")  # one 3-way, one 2-way
-CONFIG = CurriculumConfig(sizes=(10, 50), seeds=(0, 1), epochs=5, pvi_folds=2)
+CONFIG = with_probe(CurriculumConfig(sizes=(10, 50), pvi_folds=2), seeds=(0, 1), epochs=5)
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,7 @@ from suites.curriculum import (
     nli_probabilities,
     zero_shot,
 )
+from suites.suite import with_probe
 from tests.tiny_models import random_bert
 
 ORDER = THREE_WAY  # the random model's classes, named in the benchmark's order
@@ -88,7 +89,7 @@ def test_finetune_inoculation_restores_the_weights(random_nli, minilm_tokenizer,
         minilm_tokenizer,
         task,
         model_labels(None, ORDER),
-        CurriculumConfig(sizes=(4,), seeds=(0, 1)),
+        with_probe(CurriculumConfig(sizes=(4,)), seeds=(0, 1)),
         FineTuneConfig(epochs=1),
         progress=False,
     )

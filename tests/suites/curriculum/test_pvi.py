@@ -18,6 +18,7 @@ from suites.curriculum import (
     v_information,
     v_information_table,
 )
+from suites.suite import with_probe
 from suites.tasks import Task, make_frame
 
 
@@ -75,7 +76,7 @@ def _toy(n_per_class: int, separable: bool, seed: int = 0) -> tuple[Task, NLIFea
 
 
 def test_pvi_pipeline_on_toy_features():
-    config = CurriculumConfig(seeds=(0,), pvi_folds=2, epochs=20, lr=0.05)
+    config = with_probe(CurriculumConfig(pvi_folds=2), seeds=(0,), epochs=20, lr=0.05)
     task, feats = _toy(80, separable=True)
     table = pvi_scores(task, feats, config, progress=False)
     assert table.height == len(task)
@@ -97,7 +98,7 @@ def test_pvi_pipeline_on_toy_features():
     per_label = pvi_scores(
         noise_task,
         noise,
-        CurriculumConfig(seeds=(0,), pvi_folds=2, epochs=2, halves="per_label"),
+        with_probe(CurriculumConfig(pvi_folds=2, halves="per_label"), seeds=(0,), epochs=2),
         progress=False,
     )
     balance = per_label.filter(split="train").group_by("label", "difficulty").len()

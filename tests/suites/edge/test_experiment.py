@@ -8,7 +8,14 @@ import pytest
 from internals import load_subject, sites
 from suites.cli import main
 from suites.edge import read_conllu
-from suites.edge.experiment import EdgeConfig, drop_table, pretrained_vs_random, run_edge
+from suites.edge.experiment import (
+    EdgeConfig,
+    drop_table,
+    pretrained_vs_random,
+    run_edge,
+    with_test_sets,
+)
+from suites.suite import with_probe
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +33,7 @@ def ewt(samples):
 def test_pretrained_minilm_beats_its_random_twin_on_upos(minilm, ewt):
     train, test = ewt
     twin = load_subject("sentence-transformers/all-MiniLM-L6-v2", init="random")
-    config = EdgeConfig(seeds=(0, 1), epochs=10, control=True)
+    config = with_probe(EdgeConfig(), seeds=(0, 1), epochs=10, control=True)
     results = run_edge([minilm, twin], train, test, sites.last(minilm), config, progress=False)
     versus = results.pretrained_vs_random("original").row(0, named=True)
     print(
@@ -37,7 +44,7 @@ def test_pretrained_minilm_beats_its_random_twin_on_upos(minilm, ewt):
     table = results.heuristics
     assert table["heuristic"].to_list() == ["mem_exact", "mem_freq", "mem_uniform"]
     assert set(results.scores["variant"].unique()) == {"task", "control"}
-    assert set(results.scores["test_set"].unique()) == {
+    assert set(with_test_sets(results.scores)["test_set"].unique()) == {
         "original",
         "mem_exact",
         "mem_freq",
@@ -51,14 +58,13 @@ def test_drop_formula_and_pivot():
             "task": ["t"] * 4,
             "model": ["m"] * 4,
             "init": ["pretrained", "pretrained", "random", "random"],
-            "site_name": ["encoder.6"] * 4,
+            "site": ["encoder.6"] * 4,
             "layer": [6] * 4,
             "seed": [0] * 4,
             "variant": ["task"] * 4,
-            "test_set": ["original", "mem_exact"] * 2,
+            "split": ["test", "test:mem_exact"] * 2,
             "metric": ["accuracy"] * 4,
             "value": [0.80, 0.60, 0.50, 0.20],
-            "n_items": [10] * 4,
         }
     )
     drops = drop_table(scores).sort("init")

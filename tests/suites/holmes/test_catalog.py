@@ -8,9 +8,10 @@ import polars as pl
 import pytest
 
 from suites.holmes.blimp import read_blimp
-from suites.holmes.catalog import TaskLimits, available_tasks, build_task, expand_names
+from suites.holmes.catalog import available_tasks, build_task, expand_names
 from suites.holmes.inventory import PHENOMENON_TYPES
 from suites.holmes.sampling import ensure_dev, limit_items, split_groups
+from suites.suite import Limits
 from suites.tasks import Task, TaskError, make_frame
 
 
@@ -83,7 +84,7 @@ def test_catalog_names_and_groups():
         build_task("blimp-adjunct_islnd", "samples")
 
 
-LIMITS = TaskLimits(train=300, dev=60, test=100)
+LIMITS = Limits(train=300, dev=60, test=100)
 
 
 @pytest.mark.parametrize(

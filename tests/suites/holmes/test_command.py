@@ -76,7 +76,7 @@ def test_glove_run_with_twin_and_flash_resumes(tmp_path, capsys):
         [1.0] + [1 / 2**i for i in range(1, 10)]
     )
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["suite"] == "holmes" and manifest["config"]["seeds"] == [0, 1]
+    assert manifest["suite"] == "holmes" and manifest["config"]["grid"]["seeds"] == [0, 1]
     assert (out / "flash.png").exists() and (out / "ranking.png").exists()
     capsys.readouterr()
     before = sorted(p.stat().st_mtime_ns for p in (out / "units").iterdir())

@@ -6,21 +6,23 @@ import polars as pl
 import pytest
 
 from internals import load_subject
-from probes import TrainConfig
+from probes import ProbeGrid
 from probes.mdl import prefix_size
-from suites.holmes import HolmesConfig, HolmesRunError, TaskLimits, run_holmes
+from suites.holmes import HolmesConfig, HolmesRunError, run_holmes
 from suites.holmes import run as holmes_run
 from suites.holmes.models import model_entry
+from suites.suite import Limits, with_probe
 from tests.tiny_models import random_t5
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 TASKS = ["blimp-adjunct_island", "blimp-regular_plural_subject_verb_agreement_1", "upos"]
 # Small and quick: 2 seeds, 5 epochs at a larger learning rate than Holmes' 5e-4.
-CONFIG = HolmesConfig(
+CONFIG = with_probe(
+    HolmesConfig(limits=Limits(train=300, dev=60, test=150, blimp_pairs=200)),
     seeds=(0, 1),
-    train=TrainConfig(epochs=5, lr=1e-2),
-    limits=TaskLimits(train=300, dev=60, test=150, blimp_pairs=200),
-    fractions=(0.5,),
+    train_fractions=(0.5,),
+    epochs=5,
+    lr=1e-2,
 )
 
 
@@ -44,7 +46,7 @@ def test_leaderboard_holds_every_unit(holmes_out):
     assert board.height == 3 * 3 * 2  # models x datasets x fractions (1, 1/2)
     assert set(board["model"]) == {MINILM, f"{MINILM}@random", "glove:6B.50d"}
     assert set(board["kind"]) == {"encoder", "static"}
-    assert board["ranked"].all() and board["is_last"].all()
+    assert board["ranked"].all()  # the last layer only: the ranked site
     assert board.filter(pl.col("model") == "glove:6B.50d")["site"].unique().to_list() == [
         "static.0"
     ]
@@ -69,9 +71,7 @@ def test_scores_follow_from_the_per_seed_table(holmes_out):
     row = board.filter(
         (pl.col("model") == MINILM) & (pl.col("dataset") == "upos") & (pl.col("fraction") == 1.0)
     ).row(0, named=True)
-    seeds = pl.read_parquet(
-        next((out / "units").glob("sentence*MiniLM-L6-v2__upos*.seeds.parquet"))
-    )
+    seeds = pl.read_parquet(next((out / "units").glob("sentence*MiniLM-L6-v2__upos*.rows.parquet")))
     test = seeds.filter(
         (pl.col("split") == "test") & (pl.col("metric") == "macro_f1") & (pl.col("mask") == 1.0)
     )
@@ -122,7 +122,8 @@ def test_rerun_skips_finished_units_and_refuses_other_settings(holmes_out, monke
     )
     assert again.equals(board)
     with pytest.raises(HolmesRunError, match=r"other settings .*seeds"):
-        run_holmes(["glove:6B.50d"], TASKS, out, config=HolmesConfig(seeds=(0,)), progress=False)
+        one_seed = with_probe(HolmesConfig(), seeds=(0,))
+        run_holmes(["glove:6B.50d"], TASKS, out, config=one_seed, progress=False)
 
 
 @pytest.mark.slow
@@ -130,13 +131,13 @@ def test_every_model_family_in_one_run(tmp_path, sentencepiece_tokenizer, smollm
     t5 = load_subject(random_t5(sentencepiece_tokenizer), tokenizer=sentencepiece_tokenizer)
     smollm2 = load_subject(str(smollm2_dir))
     assert (t5.kind, smollm2.kind) == ("encoder-decoder", "decoder")
-    quick = HolmesConfig(
+    quick = with_probe(
+        HolmesConfig(layers="0,-1", limits=Limits(blimp_pairs=30)),
         seeds=(0,),
         control=False,
         mdl=False,
-        layers="0,-1",
-        train=TrainConfig(epochs=2, lr=1e-2),
-        limits=TaskLimits(blimp_pairs=30),
+        epochs=2,
+        lr=1e-2,
     )
     board = run_holmes(
         [t5, smollm2, "glove:6B.50d"],
@@ -163,4 +164,4 @@ def test_model_entries():
     with pytest.raises(ValueError, match="appear twice"):
         holmes_run.model_entries(["minilm", MINILM])
     assert HolmesConfig.flash().fractions[-1] == 1 / 512
-    assert HolmesConfig(fractions=(0.5,)).fractions == (1.0, 0.5)
+    assert HolmesConfig(grid=ProbeGrid(train_fractions=(0.5,))).fractions == (1.0, 0.5)

@@ -48,3 +48,12 @@ def local_sweep(tmp_path_factory):
     folder = tmp_path_factory.mktemp("sweep")
     config = write_sweep(folder, "local")
     return config, run_sweep(config, progress=False)
+
+
+@pytest.fixture(scope="session")
+def ray_instance():
+    """A local Ray instance with 2 CPUs for the Ray executor's tests."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()

@@ -6,15 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from suites.sweep import (
-    EdgeEntry,
-    HolmesEntry,
-    ProbeSettings,
-    SweepConfigError,
-    TaskGroup,
-    load_config,
-    parse_config,
-)
+from probes import ProbeGrid, TrainConfig
+from suites.edge.experiment import EdgeConfig
+from suites.holmes.run import HolmesConfig
+from suites.suite import TaskGroup
+from suites.sweep import SweepConfigError, load_config, parse_config
 from suites.sweep.toml_table import TomlTable
 
 FULL = """
@@ -23,7 +19,6 @@ out = "results/sweep"
 store = "/tmp/lingprobe-store"
 executor = "ray"
 device = "cpu"
-seed = 3
 
 [[models]]
 name = "minilm"
@@ -81,28 +76,32 @@ def test_full_schema_is_read(folder):
     config = load_config(write(folder, FULL))
     assert config.out == folder / "results" / "sweep"  # relative to the config file
     assert config.store == Path("/tmp/lingprobe-store") and config.store_path == config.store
-    assert (config.executor, config.device, config.seed) == ("ray", "cpu", 3)
+    assert (config.executor, config.device) == ("ray", "cpu")
     assert [m.label for m in config.models] == ["minilm", "minilm@random", "GloVe"]
     assert [m.init for m in config.models] == ["pretrained", "random", "pretrained"]
     assert config.models[0].dtype == "float32" and config.models[2].dtype == "auto"
-    holmes, edge = config.suites
-    assert isinstance(holmes, HolmesEntry) and isinstance(edge, EdgeEntry)
+    (holmes_entry, edge_entry) = config.suites
+    assert (holmes_entry.suite, edge_entry.suite) == ("holmes", "edge")
+    holmes, edge = holmes_entry.config, edge_entry.config
+    assert isinstance(holmes, HolmesConfig) and isinstance(edge, EdgeConfig)
     assert holmes.groups == (
         TaskGroup("blimp-adjunct_island", ("blimp-adjunct_island",)),
         TaskGroup("ewt", ("ewt",)),
         TaskGroup("agreement", ("blimp-a", "blimp-b")),
     )
-    assert holmes.layers == "0,-1" and holmes.probe == ProbeSettings(seeds=(7,), fractions=(0.5,))
-    assert edge.train == str(folder / "train.conllu") and edge.name == "conllu:upos"
-    assert edge.layers == "all" and edge.probe.kind == "mlp"
-    assert config.probe == ProbeSettings(seeds=(0, 1, 2), epochs=5, lr=0.01, control=False)
-    merged = holmes.probe.over(config.probe)
-    assert (merged.seeds, merged.epochs, merged.fractions) == ((7,), 5, (0.5,))
-    assert (config.limits.blimp_pairs, config.limits.sentences, config.limits.train) == (
+    # the entry's probe over the sweep's [probe] over the suite's own defaults
+    assert holmes.layers == "0,-1" and holmes.grid.seeds == (7,)
+    assert holmes.fractions == (1.0, 0.5) and holmes.grid.control is False
+    assert (holmes.train.epochs, holmes.train.lr) == (5, 0.01)
+    assert edge.train_file == str(folder / "train.conllu") and edge.task == "conllu:upos"
+    assert edge.layers == "all" and edge.grid.kind == "mlp" and edge.train.dropout == 0.3
+    assert edge.grid.seeds == (0, 1, 2) and edge.train.epochs == 5
+    assert (holmes.limits.blimp_pairs, holmes.limits.sentences, holmes.limits.train) == (
         60,
         20,
         None,
     )
+    assert edge.limits == holmes.limits
     assert (config.resources.cpus, config.resources.gpus) == (2, 0.0)
     assert config.resources.workers_per_model == 2 and config.resources.address is None
 
@@ -117,9 +116,11 @@ def test_defaults(tmp_path):
         base=tmp_path,
     )
     assert config.executor == "local" and config.store_path == tmp_path / "o" / "store"
-    assert config.probe == ProbeSettings() and config.resources.cpus == 1
+    holmes = config.suites[0].config
+    assert holmes.grid == HolmesConfig().grid and holmes.train == TrainConfig()
+    assert config.resources.cpus == 1
     assert config.resources.gpus is None  # auto: 1 per worker when the Ray cluster has GPUs
-    assert config.suites[0].layers == "last"
+    assert holmes.layers == "last" and isinstance(holmes.grid, ProbeGrid)
 
 
 @pytest.mark.parametrize(
@@ -127,9 +128,9 @@ def test_defaults(tmp_path):
     [
         (
             ("[probe]\nseeds = 3", "[probe]\nseed = 3"),
-            r"\[probe\] has an unknown key `seed`; did you mean `seeds`",
+            r"#1 \(holmes\): `seed` is not a setting here; did you mean `seeds`",
         ),
-        (("seeds = 3", 'seeds = "x"'), r"\[probe\] seeds = 'x': give how many seeds"),
+        (("seeds = 3", 'seeds = "x"'), r"seeds='x': give an int"),
         (
             ('executor = "ray"', 'executor = "slurm"'),
             r"executor = 'slurm': choose one of \('local', 'ray'\)",
@@ -138,14 +139,19 @@ def test_defaults(tmp_path):
         (('init = ["pretrained", "random"]', 'init = "trained"'), r"#1 init = 'trained'"),
         (('suite = "edge"', 'suite = "senteval"'), r"\[\[suites\]\] #2 suite = 'senteval': choose"),
         (('train = "train.conllu"', 'train = "missing.conllu"'), r"missing.conllu does not exist"),
+        (('task = "conllu:upos"', 'task = "conllu:pos"'), r"task='conllu:pos': choose one of"),
         (('label = "GloVe"', 'label = "minilm"'), r"labels \['minilm'\] twice; set `label`"),
         (
-            ('probe = {kind = "mlp", dropout = 0.3}', "probe = {mdl = true}"),
-            r"#2 probe .*Holmes settings",
+            ('probe = {kind = "mlp", dropout = 0.3}', 'probe = {kind = "cnn"}'),
+            r"#2 \(edge\): kind='cnn': choose one of \['linear', 'mlp'\]",
+        ),
+        (
+            ('probe = {kind = "mlp", dropout = 0.3}', "probe = {lr = inf}"),
+            r"#2 \(edge\): TrainConfig.lr=inf",
         ),
         (('out = "results/sweep"', ""), r"\[sweep\] lacks `out`"),
         (("gpus = 0", "gpus = -1"), r"\[resources\] gpus = -1"),
-        (("sentences = 20", "sentences = 0"), r"\[limits\] sentences = 0: give a positive integer"),
+        (("sentences = 20", "sentences = 0"), r"limits.sentences=0: give a positive integer"),
         (
             (
                 'tasks = ["blimp-adjunct_island"',

@@ -8,7 +8,8 @@ import polars as pl
 import pytest
 
 from suites.cli import main
-from suites.sweep import ProbeSettings, SweepConfigError, by_model, load_config, plan_units
+from suites.suite import with_probe
+from suites.sweep import SweepConfigError, by_model, load_config, plan_units
 from suites.sweep.config import Resources
 from suites.sweep.cost import plan_table
 from suites.sweep.executor_ray import capacity, gpus_per_worker
@@ -37,14 +38,24 @@ def test_units_are_models_times_groups_with_stable_ids(config):
     assert all(len(group) == 3 and {u.model for u in group} == {m} for m, group in grouped)
 
 
+def entry_with(entry, **changes):
+    """A suite entry whose config has `changes` (config fields or probe settings)."""
+    fields = {k: v for k, v in changes.items() if hasattr(entry.config, k)}
+    probe = {k: v for k, v in changes.items() if k not in fields}
+    config = replace(entry.config, **fields)
+    return replace(entry, config=with_probe(config, **probe) if probe else config)
+
+
 def test_ids_change_with_what_decides_the_numbers(config):
     before = {u.title: u.id for u in plan_units(config)}
-    more_seeds = replace(config, probe=replace(config.probe, seeds=(0, 1, 2)))
+    more_seeds = replace(
+        config, suites=tuple(entry_with(e, seeds=(0, 1, 2)) for e in config.suites)
+    )
     assert not set(before.values()) & {u.id for u in plan_units(more_seeds)}
     other_out = replace(config, out=config.out.parent / "elsewhere", executor="ray")
     assert {u.id for u in plan_units(other_out)} == set(before.values())
     holmes, edge = config.suites
-    deeper = replace(config, suites=(replace(holmes, layers="all"), edge))
+    deeper = replace(config, suites=(entry_with(holmes, layers="all"), edge))
     after = {u.title: u.id for u in plan_units(deeper)}
     assert after["minilm · edge · ewt-upos"] == before["minilm · edge · ewt-upos"]
     assert (
@@ -55,11 +66,11 @@ def test_ids_change_with_what_decides_the_numbers(config):
 
 def test_a_group_is_one_unit(config):
     holmes = config.suites[0]
-    grouped = replace(
+    grouped = entry_with(
         holmes,
         groups=(
             replace(
-                holmes.groups[0],
+                holmes.config.groups[0],
                 name="two",
                 tasks=("blimp-adjunct_island", "blimp-anaphor_number_agreement"),
             ),
@@ -78,22 +89,21 @@ def test_a_group_is_one_unit(config):
 
 def test_unknown_task_names_are_refused_before_any_model_loads(config):
     holmes, edge = config.suites
-    typo = replace(holmes, groups=(replace(holmes.groups[0], tasks=("blimp-adjunct_islnd",)),))
-    with pytest.raises(SweepConfigError, match=r"'blimp-adjunct_islnd' is unknown .*did you mean"):
+    first = holmes.config.groups[0]
+    typo = entry_with(holmes, groups=(replace(first, tasks=("blimp-adjunct_islnd",)),))
+    with pytest.raises(SweepConfigError, match=r"'blimp-adjunct_islnd'; did you mean"):
         check_tasks(replace(config, suites=(typo, edge)))
-    check_tasks(
-        replace(
-            config, suites=(replace(holmes, groups=(replace(holmes.groups[0], tasks=("ewt",)),)),)
-        )
-    )  # a group name is fine
+    fine = entry_with(holmes, groups=(replace(first, tasks=("ewt",)),))
+    check_tasks(replace(config, suites=(fine,)))  # a group name is fine
 
 
-def test_entry_probe_settings_override_the_sweep_ones(config):
-    holmes, edge = config.suites
-    one_seed = replace(holmes, probe=ProbeSettings(seeds=(5,)))
-    units = plan_units(replace(config, suites=(one_seed, edge)))
-    assert units[0].probe.seeds == (5,) and units[0].probe.epochs == 2
-    assert units[2].probe.seeds == (0, 1)
+def test_entry_probe_settings_override_the_sweep_ones(tmp_path):
+    text = write_sweep(tmp_path, "entry").read_text()
+    text = text.replace('layers = "last"\n', 'layers = "last"\nprobe = {seeds = [5]}\n', 1)
+    (tmp_path / "entry.toml").write_text(text)
+    units = plan_units(load_config(tmp_path / "entry.toml"))
+    assert units[0].config.grid.seeds == (5,) and units[0].config.train.epochs == 2
+    assert units[2].config.grid.seeds == (0, 1)
 
 
 def test_ray_resources():

@@ -9,14 +9,7 @@ import pytest
 from suites.sweep import read_log, run_sweep
 from tests.suites.sweep.conftest import write_sweep
 
-ray = pytest.importorskip("ray")
-
-
-@pytest.fixture(scope="module")
-def ray_instance():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
+pytest.importorskip("ray")
 
 
 @pytest.mark.slow

@@ -6,8 +6,11 @@ import json
 
 import polars as pl
 
+from suites.holmes.run import HolmesConfig
+from suites.schema import RESULTS_SCHEMA, conform
+from suites.suite import TaskGroup
 from suites.sweep import read_log
-from suites.sweep.config import HolmesEntry, Limits, ModelSpec, ProbeSettings, TaskGroup
+from suites.sweep.config import ModelSpec
 from suites.sweep.merge import write_merged
 from suites.sweep.records import Records
 from suites.sweep.units import Unit, UnitError, UnitOutcome
@@ -16,10 +19,9 @@ from suites.sweep.worker import label_rows
 UNIT = Unit(
     "m__holmes__upos__0123456789",
     ModelSpec("m", "minilm"),
-    HolmesEntry((TaskGroup("upos", ("upos",)),)),
+    "holmes",
+    HolmesConfig(groups=(TaskGroup("upos", ("upos",)),)),
     TaskGroup("upos", ("upos",)),
-    ProbeSettings(),
-    Limits(),
 )
 
 
@@ -42,17 +44,39 @@ def test_failure_then_success(tmp_path):
         ["upos"],
     )
     assert "raise KeyError" in (tmp_path / stored["traceback"]).read_text()
-    board, failures = write_merged(tmp_path, [UNIT.id])
+    _, board, failures = write_merged(tmp_path, [UNIT.id])
     assert board.height == 0 and failures["unit"].to_list() == [UNIT.id]
     assert json.loads((tmp_path / "failures.json").read_text())[0]["error_type"] == "KeyError"
 
-    rows = label_rows(pl.DataFrame({"dataset": ["upos"], "score": [0.5]}), UNIT)
-    assert rows.columns[:6] == ["unit", "suite", "model", "name", "init", "dtype"]
+    suite_rows = conform(
+        pl.DataFrame({"seed": [0], "value": [0.5]}),
+        model="sentence-transformers/all-MiniLM-L6-v2",
+        init="pretrained",
+        suite="",
+        task="upos",
+        phenomenon="",
+        phenomenon_type="",
+        site="encoder.6",
+        layer=6,
+        variant="task",
+        mask=1.0,
+        split="test",
+        metric="macro_f1",
+        unit="",
+    )
+    rows = label_rows(suite_rows, UNIT)
+    assert rows.columns == list(RESULTS_SCHEMA)
+    assert rows.select("unit", "suite", "model", "init").row(0) == (
+        UNIT.id,
+        "holmes",
+        "m",
+        "pretrained",
+    )
     Records(tmp_path, run="second").record(UNIT, UnitOutcome(UNIT.id, rows, 2.0, "host:2"))
     assert records.is_done(UNIT.id) and not records.failure_path(UNIT.id).exists()
     assert not records.traceback_path(UNIT.id).exists()
-    board, failures = write_merged(tmp_path, [UNIT.id])
-    assert board.equals(rows) and failures.height == 0
+    merged, board, failures = write_merged(tmp_path, [UNIT.id])
+    assert merged.equals(rows) and failures.height == 0 and board["score"].to_list() == [0.5]
     log = read_log(tmp_path)
     assert log.select("run", "event").rows() == [
         ("first", "start"),

@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 
 from suites.cli import main
+from suites.schema import RESULTS_SCHEMA, SCORE_SCHEMA
 from suites.sweep import load_config, plan_table, plan_units, read_log, run_sweep
 from tests.suites.sweep.conftest import write_sweep
 
@@ -27,15 +28,20 @@ def test_local_sweep_fills_the_leaderboard(local_sweep):
     board = summary.leaderboard
     out = summary.out
     assert pl.read_parquet(out / "leaderboard.parquet").equals(board)
+    rows = pl.read_parquet(out / "results.parquet")
+    assert rows.columns == list(RESULTS_SCHEMA) and board.columns == list(SCORE_SCHEMA)
     assert board["unit"].n_unique() == 6 and set(board["model"]) == {"minilm", "glove:6B.50d"}
     holmes = board.filter(pl.col("suite") == "holmes")
-    assert holmes.height == 2 * 2 and set(holmes["test_set"]) == {"test"}
-    assert (holmes["n_test"] == 24).all() and (holmes["n_seeds"] == 2).all()
+    headline = holmes.filter((pl.col("metric") == "macro_f1") & (pl.col("split") == "test"))
+    assert headline.filter(pl.col("mask") == 1.0).height == 2 * 2
+    tests = holmes.filter((pl.col("metric") == "n_items") & (pl.col("split") == "test"))
+    assert (tests["score"] == 24).all() and (headline["n_seeds"] == 2).all()
     edge = board.filter(pl.col("suite") == "edge")
-    assert set(edge["test_set"]) == {"original", "mem_exact", "mem_freq", "mem_uniform"}
-    assert set(edge["dataset"]) == {"ewt-upos"} and edge["is_last"].all()
-    assert board["score"].is_between(0, 1).all()
-    upos = edge.filter(pl.col("test_set") == "original").sort("model")["score"].to_list()
+    assert set(edge["split"]) == {"test", "test:mem_exact", "test:mem_freq", "test:mem_uniform"}
+    assert set(edge["task"]) == {"ewt-upos"} and set(edge["site"]) == {"encoder.6", "static.0"}
+    scores = board.filter(pl.col("metric").is_in(["accuracy", "macro_f1"]))
+    assert scores["score"].is_between(0, 1).all()
+    upos = edge.filter(pl.col("split") == "test").sort("model")["score"].to_list()
     assert upos[1] > upos[0]  # MiniLM's last layer beats GloVe on UPOS
     for unit in board["unit"].unique():  # each unit folder is the suite's own run folder
         manifest = json.loads((out / "units" / unit / "manifest.json").read_text())

@@ -46,9 +46,14 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
-def register(parsers) -> None:
+def register(parsers: argparse._SubParsersAction) -> None:
     """Add `run cc-syntax` and `run cc-semantics`."""
-    syntax = parsers.run.add_parser(SYNTAX, help="CC syntax probe (Weissweiler et al. 2022, §3)")
+    syntax = parsers.add_parser(
+        SYNTAX,
+        help="CC syntax probe (Weissweiler et al. 2022, §3)",
+        description="The comparative-correlative syntax probe: feature-controlled synthetic"
+        " subsets D_f, a logistic probe per layer (Weissweiler et al. 2022, §3).",
+    )
     _common(syntax)
     syntax.add_argument(
         "--n-per-class",
@@ -74,7 +79,12 @@ def register(parsers) -> None:
     syntax.add_argument("--corpus-test-fraction", type=float, default=0.3)
     syntax.add_argument("--store", type=Path, help="activation store folder (cache)")
     syntax.set_defaults(handler=run_syntax)
-    semantics = parsers.run.add_parser(SEMANTICS, help="CC semantic test with calibration (§4)")
+    semantics = parsers.add_parser(
+        SEMANTICS,
+        help="CC semantic test with calibration (§4)",
+        description="The comparative-correlative semantic test: an LM head's choice between"
+        " the two readings, uncalibrated and calibrated (Weissweiler et al. 2022, §4).",
+    )
     _common(semantics)
     semantics.add_argument("--n-instances", type=int, default=SemanticConfig.n_instances)
     semantics.add_argument("--seed", type=int, default=0)
@@ -93,7 +103,7 @@ def run_syntax(args: argparse.Namespace) -> int:
     """Probe every model on D_f (and the corpus, if given); write tables, plots, manifest."""
     unknown = [f for f in args.features if f not in FEATURES]
     if unknown:
-        raise ValueError(f"--features {unknown}: choose among {','.join(FEATURES)}")
+        raise ScoringError(f"--features {unknown}: choose among {','.join(FEATURES)}")
     corpus = None
     if args.corpus is not None:
         corpus = split_corpus(read_labelled_sentences(args.corpus), args.corpus_test_fraction)
@@ -231,7 +241,7 @@ def report(folder: Path) -> None:
     elif suite == SEMANTICS:
         _report_semantics(folder)
     else:
-        raise ValueError(
+        raise ScoringError(
             f"{folder} holds a {suite!r} run; this report renders {SYNTAX}/{SEMANTICS}"
         )
 

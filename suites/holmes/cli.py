@@ -3,35 +3,38 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 import polars as pl
 
-from probes import TrainConfig
+from suites.errors import TaskError
 from suites.flash import FLASH_FRACTIONS
-from suites.holmes.catalog import TaskLimits, available_tasks
+from suites.holmes.catalog import available_tasks
 from suites.holmes.models import RANDOM_SUFFIX
-from suites.holmes.run import LEADERBOARD, SUITE, HolmesConfig, collect_leaderboard, run_holmes
+from suites.holmes.run import LEADERBOARD, HolmesConfig, collect_leaderboard, run_holmes
 from suites.holmes.summary import HolmesSummary, write_published, write_summary
 from suites.outputs import read_manifest, write_manifest
+from suites.overrides import add_common_flags, apply, apply_probe, common_overrides
+from suites.suite import Limits
 
 PUBLISHED = "holmes-published"
 
 
 def config_from(args: argparse.Namespace) -> HolmesConfig:
-    """`HolmesConfig` from parsed options."""
-    fractions = tuple(args.fractions or ())
+    """`HolmesConfig` from parsed options (the one override path: `suites.overrides`)."""
+    config = apply(HolmesConfig(), {"layers": args.layers}, "options")
+    changes = common_overrides(args)
+    fractions = list(args.fractions or ())
     if args.flash:
-        fractions = (*fractions, *FLASH_FRACTIONS)
-    return HolmesConfig(
-        seeds=tuple(range(args.seeds)),
-        control=not args.no_control,
-        mdl=not args.no_mdl,
-        fractions=(1.0, *fractions),
-        layers=args.layers,
-        train=TrainConfig(epochs=args.epochs),
-        limits=TaskLimits(args.max_train, args.max_dev, args.max_test, args.blimp_pairs),
+        fractions += FLASH_FRACTIONS
+    if fractions:
+        changes["train_fractions"] = (1.0, *fractions)
+    grid, train = apply_probe(config.grid, config.train, changes, "options")
+    limits = Limits(
+        args.max_train, args.max_dev, args.max_test, args.max_sentences, args.blimp_pairs
     )
+    return dataclasses.replace(config, grid=grid, train=train, limits=limits)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(available_tasks(args.data)))
         return 0
     if not args.out:
-        raise ValueError("give --out DIR (the results folder)")
+        raise TaskError("give --out DIR (the results folder)")
     out = Path(args.out)
     if args.published:
         files = {"holmes_file": args.leaderboard, "flash_file": args.flash_leaderboard}
@@ -50,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"\nwrote the published leaderboards' tables and plots to {out}/")
         return 0
     if not args.models or not args.tasks:
-        raise ValueError("give --models and --tasks (or --published, or --list-tasks)")
+        raise TaskError("give --models and --tasks (or --published, or --list-tasks)")
     models = list(args.models)
     if args.twins:
         models += [m + RANDOM_SUFFIX for m in args.models if not m.endswith(RANDOM_SUFFIX)]
@@ -107,9 +110,9 @@ def _print(summary: HolmesSummary) -> None:
             )
 
 
-def register(parsers) -> None:
+def register(parsers: argparse._SubParsersAction) -> None:
     """Add `lingprobe run holmes`."""
-    p = parsers.run.add_parser(
+    p = parsers.add_parser(
         "holmes",
         help="Holmes benchmark: probe models on Holmes-style datasets, rank them",
         description="Holmes (Waldis et al. 2024): every model x dataset probed at the chosen"
@@ -137,15 +140,13 @@ def register(parsers) -> None:
         help="full (the registry's datasets, fetched once; the default), samples (the shipped"
         " samples, no network) or a folder holding the registry's paths",
     )
-    p.add_argument("--seeds", type=int, default=5, help="probe seeds (Holmes: 5)")
-    p.add_argument("--epochs", type=int, default=20, help="probe epochs (Holmes: 20)")
-    p.add_argument("--no-control", action="store_true", help="skip control tasks (selectivity)")
     p.add_argument("--no-mdl", action="store_true", help="skip MDL (compression)")
     p.add_argument("--flash", action="store_true", help="also train on 1/2 ... 1/512 of train")
     p.add_argument("--fractions", nargs="*", type=float, help="extra train fractions in (0, 1)")
     p.add_argument("--max-train", type=int, default=None, help="cap train items (whole sentences)")
     p.add_argument("--max-dev", type=int, default=None, help="cap dev items")
     p.add_argument("--max-test", type=int, default=None, help="cap test items")
+    p.add_argument("--max-sentences", type=int, default=None, help="cap sentences read per file")
     p.add_argument("--blimp-pairs", type=int, default=None, help="minimal pairs per BLiMP paradigm")
     p.add_argument("--store", default=None, help="activation store (default OUT/store)")
     p.add_argument("--device", default=None, help="probe training device (default: features')")
@@ -169,7 +170,6 @@ def register(parsers) -> None:
     )
     p.add_argument("--list-tasks", action="store_true", help="print the task names and exit")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    defaults = HolmesConfig()
+    add_common_flags(p, defaults.grid, defaults.train)
     p.set_defaults(handler=run)
-
-
-__all__ = ["SUITE", "config_from", "register", "report", "run"]

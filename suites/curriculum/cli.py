@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 import polars as pl
 
 from internals import load_subject
 from internals import sites as site_rules
-from suites.curriculum.config import CurriculumConfig
+from suites.curriculum.config import ANALYSES, PROBE_ANALYSES, CurriculumConfig
 from suites.curriculum.data import load_phenomena, read_all
 from suites.curriculum.finetune import FineTuneConfig
 from suites.curriculum.report import last_site, summarise
-from suites.curriculum.suite import ANALYSES, DEFAULT_ANALYSES, PROBE_ANALYSES, run_curriculum
+from suites.curriculum.run import DEFAULT_ANALYSES, run_curriculum
 from suites.datasets import FULL, SAMPLES
+from suites.errors import TaskError
+from suites.overrides import apply, apply_probe, probe_options, probe_overrides
 from suites.tasks import Task
 
 FOLDER = "curriculum_nli"
@@ -34,7 +37,7 @@ def _ints(text: str) -> tuple[int, ...]:
     try:
         return tuple(int(x) for x in text.split(",") if x.strip())
     except ValueError as error:
-        raise ValueError(f"{text!r} is not a comma-separated list of integers") from error
+        raise TaskError(f"{text!r} is not a comma-separated list of integers") from error
 
 
 def _names(text: str | None) -> list[str] | None:
@@ -42,21 +45,25 @@ def _names(text: str | None) -> list[str] | None:
 
 
 def config_from(args: argparse.Namespace) -> CurriculumConfig:
-    """`CurriculumConfig` from parsed options."""
-    return CurriculumConfig(
-        sizes=_ints(args.sizes),
-        seeds=_ints(args.seeds),
-        combine=tuple(_names(args.features) or ()),
-        kind=args.probe,
-        epochs=args.epochs,
-        pvi_folds=args.pvi_folds,
-        halves=args.halves,
-    )
+    """`CurriculumConfig` from parsed options (the one override path: `suites.overrides`)."""
+    own = {
+        "sizes": _ints(args.sizes),
+        "combine": tuple(_names(args.features) or ()),
+        "pvi_folds": args.pvi_folds,
+        "halves": args.halves,
+        "layers": args.layers,
+        "analyses": tuple(_names(args.analyses) or DEFAULT_ANALYSES),
+    }
+    config = apply(CurriculumConfig(), own, "options")
+    changes = {"seeds": _ints(args.seeds), "kind": args.probe, "epochs": args.epochs}
+    grid, train = apply_probe(config.grid, config.train, {**changes, **probe_overrides(args)})
+    return dataclasses.replace(config, grid=grid, train=train)
 
 
 def run(args: argparse.Namespace) -> int:
     """Handler of `lingprobe run curriculum`."""
-    analyses = _names(args.analyses) or list(DEFAULT_ANALYSES)
+    config = config_from(args)
+    analyses = list(config.analyses)
     tasks = read_tasks(args.data, _names(args.phenomena))
     if args.max_test is not None:
         tasks = {n: t.subsample({"test": args.max_test}, seed=0) for n, t in tasks.items()}
@@ -65,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     subject = sites = nli_model = None
     if any(a in PROBE_ANALYSES for a in analyses):
         subject = load_subject(args.model, device=args.device)
-        sites = site_rules.select(subject, args.layers)
+        sites = site_rules.select(subject, config.layers)
     if {"zero-shot", "finetune"} & set(analyses):
         nli_model = load_subject(args.model, head="sequence-classification", device=args.device)
     out = run_curriculum(
@@ -76,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         nli_model=nli_model,
         label_order=_names(args.label_order),
         analyses=analyses,
-        config=config_from(args),
+        config=config,
         finetune=FineTuneConfig(epochs=args.finetune_epochs),
         store=args.store,
         progress=not args.quiet,
@@ -113,9 +120,9 @@ def report(out: Path) -> None:
     print(f"summaries and plots in {out}/")
 
 
-def register(parsers) -> None:
+def register(parsers: argparse._SubParsersAction) -> None:
     """Add `lingprobe run curriculum`."""
-    p = parsers.run.add_parser(
+    p = parsers.add_parser(
         "curriculum",
         help="curriculum NLI diagnostics (zero-shot, inoculation, PVI, ...)",
         description="Curriculum NLI (Chen & Gao 2022): zero-shot MCC, inoculation curves,"
@@ -167,4 +174,6 @@ def register(parsers) -> None:
     p.add_argument("--device", default=None)
     p.add_argument("--store", default=None, help="activation store folder (cache)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    defaults = CurriculumConfig()
+    probe_options(p, defaults.grid, defaults.train)
     p.set_defaults(handler=run)

@@ -1,0 +1,48 @@
+"""One side (train or test) of an edge task from its spec (`conllu:upos`, `jiant`, `semeval`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from suites.datasets import DataSource, registry_reference, resolve_file
+from suites.edge.conllu import read_conllu
+from suites.edge.jiant import read_jiant
+from suites.edge.semeval import read_semeval
+from suites.errors import TaskError
+from suites.tasks import Task
+
+TASK_HELP = "conllu:upos | conllu:xpos | conllu:deprel | conllu:arc | jiant | semeval"
+
+
+def read_task(
+    spec: str,
+    file: str | Path,
+    split: str,
+    limit: int | None = None,
+    data: DataSource | str | Path | None = None,
+) -> Task:
+    """Read one side of an edge task named like `conllu:upos`.
+
+    `file` is a path or a registry reference such as `ud-english-ewt:train` (resolved in
+    `data`); `limit` caps the sentences read (CoNLL-U).
+    """
+    reader, _, variant = spec.partition(":")
+    path = resolve_file(file, data, what=f"--{split}")
+    if reader == "conllu":
+        task = read_conllu(path, variant or "upos", split=split, limit_sentences=limit)  # type: ignore[arg-type]
+    elif reader == "jiant":
+        task = read_jiant(path, split=split)
+    elif reader == "semeval":
+        task = read_semeval(path, split=split)
+    else:
+        raise TaskError(f"--task {spec!r} is unknown; choose {TASK_HELP}")
+    return task.with_frame(task.frame, name=task_name(spec, file, task.name))
+
+
+def task_name(spec: str, file: str | Path, default: str) -> str:
+    """A task named after its dataset and task (`ud-english-ewt:upos`), not its file."""
+    reference = registry_reference(str(file))
+    if reference is None:
+        return default
+    dataset = reference[0].removesuffix("-sample")
+    return f"{dataset}:{spec.partition(':')[2] or spec}"

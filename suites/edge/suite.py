@@ -1,0 +1,99 @@
+"""The edge-probing suite in the suite contract: one task (train and test file) per unit."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, ClassVar
+
+import polars as pl
+
+from internals import Subject
+from internals import sites as site_rules
+from suites.datasets import DataSource, registry_reference
+from suites.edge import cli
+from suites.edge.experiment import SUITE, EdgeConfig, prepare, run_edge
+from suites.edge.readers import read_task
+from suites.edge.report import render, render_tables, save_unit
+from suites.errors import TaskError
+from suites.suite import RunContext, TaskGroup
+from suites.tasks import Task
+
+
+class EdgeSuite:
+    """Edge probing with annotation-artifact filters (Sahu et al.), pretrained vs random."""
+
+    name = SUITE
+    summary = "edge probing with annotation-artifact filters (Sahu et al.)"
+    config_type = EdgeConfig
+    headline_metrics = ("accuracy", "micro_f1")  # its tables' metrics, first found wins
+    manifest_names = (SUITE,)
+    aliases: ClassVar[dict[str, str]] = {
+        "train": "train_file",
+        "test": "test_file",
+    }  # sweep keys before the contract
+
+    def table_values(self, table: dict[str, Any], base: Path) -> dict[str, Any]:
+        """A sweep entry's values: file paths relative to the config file made absolute."""
+        values = dict(table)
+        for key in ("train", "test", "train_file", "test_file"):
+            if key not in values or registry_reference(str(values[key])) is not None:
+                continue
+            path = Path(str(values[key])).expanduser()
+            path = path if path.is_absolute() else (base / path).resolve()
+            if not path.exists():
+                raise TaskError(
+                    f"{key} = {values[key]!r}: {path} does not exist; give an existing file or a"
+                    " registry reference such as ud-english-ewt:train"
+                )
+            values[key] = str(path)
+        return values
+
+    def check(self, config: EdgeConfig, data: DataSource) -> None:
+        """Nothing to check before models load: the files were checked when parsed."""
+
+    def units(self, config: EdgeConfig, data: DataSource) -> list[TaskGroup]:
+        """One unit per model: the config's task."""
+        return [TaskGroup(config.name or config.task, (config.task,))]
+
+    def _read(self, config: EdgeConfig, data: DataSource | str | Path | None) -> tuple[Task, Task]:
+        cap = config.limits.sentences
+        train = read_task(config.task, config.train_file, "train", cap, data)
+        test = read_task(config.task, config.test_file, "test", cap, data)
+        if config.name:
+            train = train.with_frame(train.frame, name=config.name)
+        return train, test
+
+    def tasks(self, config: EdgeConfig, group: TaskGroup, data: DataSource) -> list[Task]:
+        """The task as the run prepares it (train, carved dev, test)."""
+        return [prepare(*self._read(config, data), config)]
+
+    def probes_per_site(self, config: EdgeConfig) -> int:
+        """Seeds x variants."""
+        return len(config.grid.seeds) * len(config.grid.variants)
+
+    def run(
+        self, config: EdgeConfig, group: TaskGroup, subject: Subject, context: RunContext
+    ) -> pl.DataFrame:
+        """Run the unit into `context.out` (an edge folder `lingprobe report` renders)."""
+        train, test = self._read(config, context.data)
+        chosen = list(dict.fromkeys(site_rules.select(subject, config.layers)))
+        results = run_edge(
+            [subject], train, test, chosen, config, store=context.store, progress=context.progress
+        )
+        save_unit(results, context.out, config.legacy_keys)
+        return results.scores
+
+    def report(self, out: Path) -> None:
+        """Re-render an edge folder from its parquet files."""
+        render(out)
+
+    def summarize(self, rows: pl.DataFrame, units: list[Path], out: Path) -> None:
+        """Edge tables and plots over the edge units of a sweep."""
+        heuristics = [p for u in units for p in sorted((u / "units").glob("*.heuristics.parquet"))]
+        table2 = pl.concat([pl.read_parquet(p) for p in heuristics], how="diagonal")
+        render_tables(rows, table2.unique(maintain_order=True), out, echo=False)
+
+    def register(self, parsers: argparse._SubParsersAction) -> None:
+        """`lingprobe run edge`."""
+        cli.register(parsers)

@@ -1,0 +1,119 @@
+"""The Holmes suite in the suite contract: one unit per model and task group."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, ClassVar
+
+import polars as pl
+
+from internals import Subject
+from suites.datasets import DataSource
+from suites.errors import TaskError
+from suites.holmes import cli
+from suites.holmes.catalog import available_tasks, build_tasks, expand_names, unknown_task_message
+from suites.holmes.release import SAMPLES
+from suites.holmes.run import HolmesConfig, collect_rows, run_holmes
+from suites.holmes.scores import SUITE, leaderboard
+from suites.holmes.summary import write_summary
+from suites.suite import RunContext, TaskGroup
+from suites.tasks import Task
+
+
+class HolmesSuite:
+    """Holmes / FlashHolmes (Waldis et al. 2024): a leaderboard of models over probing datasets."""
+
+    name = SUITE
+    summary = "Holmes benchmark: probe models on Holmes-style datasets, rank them"
+    config_type = HolmesConfig
+    headline_metrics = ("pearson", "macro_f1")  # its tables' metrics, first found wins
+    manifest_names = (SUITE, cli.PUBLISHED)
+    aliases: ClassVar[dict[str, str]] = {}
+
+    def table_values(self, table: dict[str, Any], base: Path) -> dict[str, Any]:
+        """A sweep entry's `tasks` (names, groups like "ewt", `{group, tasks}` tables) as groups."""
+        values = dict(table)
+        tasks = values.pop("tasks", None)
+        if tasks is None:
+            raise TaskError('a holmes entry needs tasks = ["blimp-adjunct_island", "ewt", ...]')
+        if not isinstance(tasks, list) or not tasks:
+            raise TaskError("tasks: give a list of task names, groups, or {group, tasks} tables")
+        groups = []
+        for item in tasks:
+            if isinstance(item, str) and item.strip():
+                groups.append(TaskGroup(item.strip(), (_task_name(item.strip(), base),)))
+            elif isinstance(item, dict) and set(item) == {"group", "tasks"}:
+                names = tuple(_task_name(str(t).strip(), base) for t in item["tasks"])
+                groups.append(TaskGroup(str(item["group"]).strip(), names))
+            else:
+                raise TaskError(
+                    f"tasks: {item!r} is neither a task name nor a table {{group = NAME,"
+                    " tasks = [...]}"
+                )
+        labels = [g.name for g in groups]
+        repeated = sorted({n for n in labels if labels.count(n) > 1})
+        if repeated:
+            raise TaskError(f"tasks: the groups {repeated} appear twice; give each once")
+        values["groups"] = tuple(groups)
+        return values
+
+    def check(self, config: HolmesConfig, data: DataSource) -> None:
+        """Refuse task names the data does not have (before any model is loaded)."""
+        known = available_tasks(data)
+        for group in config.groups:
+            for name in group.tasks:
+                grouped = expand_names([name], data) != [name]
+                if name not in known and not grouped and not (Path(name) / SAMPLES).exists():
+                    raise TaskError(unknown_task_message(name, known))
+
+    def units(self, config: HolmesConfig, data: DataSource) -> list[TaskGroup]:
+        """One unit per task group."""
+        return list(config.groups)
+
+    def tasks(self, config: HolmesConfig, group: TaskGroup, data: DataSource) -> list[Task]:
+        """The group's tasks as the run builds them (groups such as `ewt` expanded)."""
+        return build_tasks(list(group.tasks), data, limits=config.limits, seed=config.split_seed)
+
+    def probes_per_site(self, config: HolmesConfig) -> int:
+        """Seeds x variants x train fractions (MDL block probes not counted)."""
+        grid = config.grid
+        return len(grid.seeds) * len(grid.variants) * len(config.fractions)
+
+    def run(
+        self, config: HolmesConfig, group: TaskGroup, subject: Subject, context: RunContext
+    ) -> pl.DataFrame:
+        """The group as a Holmes run in `context.out` (a folder `lingprobe report` renders);
+        the unit's result rows."""
+        run_holmes(
+            [subject],
+            list(group.tasks),
+            context.out,
+            config=config,
+            data=context.data,
+            store=context.store,
+            device=context.device,
+            progress=context.progress,
+            summary=False,
+        )
+        return collect_rows(context.out)
+
+    def report(self, out: Path) -> None:
+        """Re-render a Holmes folder (a run's leaderboard or the published one)."""
+        cli.report(out)
+
+    def summarize(self, rows: pl.DataFrame, units: list[Path], out: Path) -> None:
+        """Rankings and plots over the Holmes units of a sweep."""
+        board = leaderboard(rows)
+        if board["model"].n_unique() >= 2:
+            write_summary(board, out)
+
+    def register(self, parsers: argparse._SubParsersAction) -> None:
+        """`lingprobe run holmes`."""
+        cli.register(parsers)
+
+
+def _task_name(name: str, base: Path) -> str:
+    """A task name, or the absolute path of a release folder given relative to `base`."""
+    folder = base / name
+    return str(folder.resolve()) if (folder / SAMPLES).exists() else name

@@ -1,0 +1,100 @@
+"""One sweep over every registered suite: plan, run on both executors, one leaderboard."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from suites.cli import main
+from suites.registry import SUITES
+from suites.schema import RESULTS_SCHEMA, SCORE_SCHEMA
+from suites.sweep import load_config, plan_units, run_sweep
+
+CONFIG = """
+[sweep]
+out = "{out}"
+executor = "{executor}"
+data = "samples"
+
+[[models]]
+name = "minilm"
+init = ["pretrained", "random"]
+
+[[suites]]
+suite = "holmes"
+tasks = ["blimp-causative"]
+limits = {{blimp_pairs = 30}}
+
+[[suites]]
+suite = "edge"
+task = "conllu:upos"
+train = "ud-english-ewt:train"
+test = "ud-english-ewt:dev"
+layers = "last"
+limits = {{sentences = 20}}
+
+[[suites]]
+suite = "curriculum"
+phenomena = ["boolean"]
+sizes = [10]
+analyses = ["inoculation"]
+layers = "last"
+limits = {{train = 120, test = 60}}
+
+[[suites]]
+suite = "cc"
+features = ["length"]
+n_per_class = 6
+
+[probe]
+seeds = 1
+epochs = 2
+lr = 0.01
+mdl = false
+"""
+
+
+def write(folder, executor="local"):
+    path = folder / f"{executor}.toml"
+    path.write_text(CONFIG.format(out=folder / executor, executor=executor))
+    return path
+
+
+def test_dry_run_lists_units_of_every_suite(tmp_path, capsys):
+    path = write(tmp_path)
+    units = plan_units(load_config(path))
+    assert {u.suite for u in units} == set(SUITES) == {"edge", "holmes", "curriculum", "cc"}
+    assert len(units) == 2 * 4  # two models (MiniLM and its twin) x one unit per suite entry
+    assert main(["sweep", str(path), "--dry-run"]) == 0
+    printed = capsys.readouterr().out
+    assert "8 units: 0 done, 0 failed, 8 to run" in printed
+    for name in ("blimp-causative", "conllu:upos", "boolean", "cc:length"):
+        assert name in printed
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("all-suites")
+    return folder, run_sweep(write(folder), progress=False)
+
+
+@pytest.mark.slow
+def test_every_suite_in_one_leaderboard(local_run):
+    folder, summary = local_run
+    assert (summary.planned, summary.done, summary.failed) == (8, 8, 0)
+    rows = pl.read_parquet(folder / "local" / "results.parquet")
+    board = pl.read_parquet(folder / "local" / "leaderboard.parquet")
+    assert rows.columns == list(RESULTS_SCHEMA) and board.columns == list(SCORE_SCHEMA)
+    assert set(board["suite"]) == set(SUITES)
+    assert set(board["model"]) == {"minilm", "minilm@random"}
+    tasks = set(board["task"])
+    assert {"blimp-causative", "conllu:upos", "curriculum-boolean", "cc:length"} <= tasks
+    test = board.filter((pl.col("split") == "test") & pl.col("metric").is_in(["accuracy"]))
+    assert test["score"].is_between(0, 1).all()
+
+
+@pytest.mark.slow
+def test_the_ray_executor_gives_the_same_leaderboard(ray_instance, local_run, tmp_path):
+    summary = run_sweep(write(tmp_path, "ray"), progress=False)
+    assert (summary.done, summary.failed) == (8, 0)
+    assert summary.leaderboard.drop("unit").equals(local_run[1].leaderboard.drop("unit"))
