@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -16,14 +14,16 @@ from torch import nn
 from internals.backends.lens import LensBackend, boot_bridge
 from internals.backends.sight import SightBackend
 from internals.backends.static import StaticSubject
-from internals.errors import ModelNotFoundError
+from internals.content_hash import config_digest, folder_digest, tokenizer_digest
+from internals.errors import ModelNotFoundError, OptionError
 from internals.layout import config_kind, discover_layout
 from internals.packaged import canonical_name, packaged_path
-from internals.random_init import RANDOM_SCHEMES, reinitialize
+from internals.random_init import RANDOM_SCHEMES, reinitialize, seeded_global_rng
 from internals.store import fingerprint
 from internals.subject import Subject
 from internals.transformer_subject import TransformerSubject
 from internals.vectors import VectorTable, load_vectors
+from lingprobe.devices import checked_device
 
 log = logging.getLogger(__name__)
 BACKENDS = ("auto", "nnsight", "lens")
@@ -40,7 +40,7 @@ LM_CLASSES = {
 
 
 def load_subject(
-    spec: str | nn.Module,
+    spec: str | Path | nn.Module,
     *,
     backend: str = "auto",
     init: str = "pretrained",
@@ -67,37 +67,44 @@ def load_subject(
     (masked/causal/seq2seq LM head) or "sequence-classification".
     """
     if init not in ("pretrained", "random"):
-        raise ValueError(f"init={init!r}; choose 'pretrained' or 'random'")
+        raise OptionError(f"init={init!r}; choose 'pretrained' or 'random'")
     if backend not in BACKENDS:
-        raise ValueError(f"backend={backend!r}; choose one of {', '.join(BACKENDS)}")
+        raise OptionError(f"backend={backend!r}; choose one of {', '.join(BACKENDS)}")
     if random_scheme not in RANDOM_SCHEMES:
-        raise ValueError(f"random_scheme={random_scheme!r}; choose {', '.join(RANDOM_SCHEMES)}")
+        raise OptionError(f"random_scheme={random_scheme!r}; choose {', '.join(RANDOM_SCHEMES)}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise OptionError(f"seed={seed!r}: give an integer seed for the random twin's weights")
     if isinstance(spec, str) and spec.split(":", 1)[0] in ("glove", "word2vec"):
         kind, location = spec.split(":", 1)
         table = load_vectors(kind, location)
         if init == "random":
             table = _random_table(table, seed)
         return StaticSubject(table, oov=oov, init=init)
-    target = torch.device(device) if device is not None else _default_device()
+    target = checked_device(device) if device is not None else _default_device()
     if isinstance(spec, nn.Module):
         if tokenizer is None:
-            raise ValueError(
+            raise OptionError(
                 "a model object needs its tokenizer: load_subject(model, tokenizer=tok)"
             )
         model = spec
         if init == "random":
             model = reinitialize(copy.deepcopy(model), random_scheme, seed)
         name = getattr(model.config, "_name_or_path", "") or type(model).__name__
-        identity: dict[str, Any] = {"object": _content_hash(model)}
+        identity: dict[str, Any] = {"object": type(model).__name__}
         source = None
-    else:
-        name = canonical_name(spec)
-        source = packaged_path(spec) or spec
+    elif isinstance(spec, str | Path):
+        name = canonical_name(str(spec))
+        source = packaged_path(str(spec)) or spec
         tokenizer = tokenizer or _tokenizer(source, name, trust_remote_code, revision)
         model = _model(
             source, name, head, init, seed, random_scheme, dtype, trust_remote_code, revision
         )
-        identity = {"source": name, "revision": revision}
+        identity = _source_identity(source, name, revision, model)
+    else:
+        raise OptionError(
+            f"spec is a {type(spec).__name__}; give a hub id or folder (str), a model object"
+            " (torch.nn.Module, with tokenizer=), or 'glove:<path>' / 'word2vec:<path>'"
+        )
     model = model.to(target)
     if dtype is not None:
         model = model.to(dtype)
@@ -107,6 +114,9 @@ def load_subject(
     key = fingerprint(
         {
             **identity,
+            "config": config_digest(getattr(model, "config", None)),
+            "tokenizer": tokenizer_digest(tokenizer),
+            "head": head,
             "init": init,
             "seed": seed,
             "scheme": random_scheme,
@@ -130,7 +140,27 @@ def _default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
+def _source_identity(
+    source: str | Path, name: str, revision: str | None, model: nn.Module
+) -> dict[str, Any]:
+    """What a loaded checkpoint is: a folder by the content of its files (so overwriting it in
+    place gives a new key), a hub model by name, revision and the commit it resolved to."""
+    if Path(source).is_dir():
+        return {"folder": folder_digest(source)}
+    commit = getattr(getattr(model, "config", None), "_commit_hash", None)
+    return {"source": name, "revision": revision, "commit": commit}
+
+
 def _not_found(name: str, error: Exception) -> ModelNotFoundError:
+    if "trust_remote_code" in str(error):
+        return ModelNotFoundError(
+            f"cannot load {name!r}: its config names model classes that are not part of"
+            " transformers (custom code shipped with the model), and transformers runs such code"
+            " only with trust_remote_code=True. That executes Python files from the model's"
+            " folder or hub repository on this machine, with your permissions: pass"
+            " load_subject(..., trust_remote_code=True) only if you trust its source"
+            " (pin revision= to the commit you reviewed)"
+        )
     return ModelNotFoundError(
         f"cannot load {name!r}: it is not a local folder, not a packaged offline model, and the"
         f" hub could not provide it ({type(error).__name__}: {str(error).splitlines()[0][:200]})."
@@ -169,12 +199,12 @@ def _model(
     except (OSError, ValueError) as error:
         raise _not_found(name, error) from error
     if head not in HEADS:
-        raise ValueError(f"head={head!r}; choose None, 'lm' or 'sequence-classification'")
+        raise OptionError(f"head={head!r}; choose None, 'lm' or 'sequence-classification'")
     class_name = HEADS[head] or LM_CLASSES[config_kind(config)]
     auto = getattr(transformers, class_name)
     if init == "random":
-        torch.manual_seed(seed)
-        model = auto.from_config(config, trust_remote_code=trust)
+        with seeded_global_rng(seed):  # the model's own init draws from the global RNG
+            model = auto.from_config(config, trust_remote_code=trust)
         return model if scheme == "model" else reinitialize(model, scheme, seed)
     return auto.from_pretrained(
         source, dtype=dtype or torch.float32, trust_remote_code=trust, revision=revision
@@ -212,14 +242,4 @@ def _random_table(table: VectorTable, seed: int) -> VectorTable:
     rng = np.random.default_rng(seed)
     matrix = rng.standard_normal(table.matrix.shape, dtype=np.float32)
     matrix = matrix * sample.std(0) + sample.mean(0)
-    return VectorTable(f"{table.source}#random{seed}", table.rows, matrix)
-
-
-def _content_hash(model: nn.Module) -> str:
-    """Cheap identity of a model object: config plus a sample of every parameter."""
-    config: Any = model.config
-    digest = hashlib.sha256(json.dumps(config.to_dict(), sort_keys=True, default=str).encode())
-    for name, param in model.named_parameters():
-        digest.update(name.encode())
-        digest.update(param.detach().flatten()[:4096].float().cpu().numpy().tobytes())
-    return digest.hexdigest()[:16]
+    return VectorTable(f"{table.source}#random{seed}", table.rows, matrix, table.digest)
