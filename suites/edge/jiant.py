@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from suites.tasks import TargetType, Task, TaskError, make_frame
+from suites.text_files import utf8_lines
 
 
 def _char_offsets(text: str) -> list[tuple[int, int]]:
@@ -33,7 +34,7 @@ def read_jiant(path: str | Path, *, split: str | None = None, name: str | None =
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such jiant JSON-lines file")
     rows, multilabel = [], None
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(utf8_lines(path), start=1):
         if not line.strip():
             continue
         try:
