@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,7 @@ def load_subject(
     elif isinstance(spec, str | Path):
         name = canonical_name(str(spec))
         source = packaged_path(str(spec)) or spec
+        _refuse_remote_code(source, name, trust_remote_code)
         tokenizer = tokenizer or _tokenizer(source, name, trust_remote_code, revision)
         model = _model(
             source, name, head, init, seed, random_scheme, dtype, trust_remote_code, revision
@@ -151,19 +153,42 @@ def _source_identity(
     return {"source": name, "revision": revision, "commit": commit}
 
 
-def _not_found(name: str, error: Exception) -> ModelNotFoundError:
+def _remote_code(name: str) -> ModelNotFoundError:
+    return ModelNotFoundError(
+        f"cannot load {name!r} without trust_remote_code=True: its config names model classes"
+        " that are not part of transformers (custom code shipped with the model), and"
+        " transformers runs such code only when asked. trust_remote_code=True executes Python"
+        " files from the model's folder or hub repository on this machine, with your"
+        " permissions: pass load_subject(..., trust_remote_code=True) only if you trust its"
+        " source (and pin revision= to the commit you reviewed)"
+    )
+
+
+def _refuse_remote_code(source: str | Path, name: str, trust: bool) -> None:
+    """A local folder whose config maps to custom classes (`auto_map`) needs trust_remote_code."""
+    config = Path(source) / "config.json"
+    if trust or not config.is_file():
+        return
+    try:
+        settings = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # transformers reports a broken config itself
+    if isinstance(settings, dict) and settings.get("auto_map"):
+        raise _remote_code(name)
+
+
+def _not_found(name: str, error: Exception, source: str | Path) -> ModelNotFoundError:
     if "trust_remote_code" in str(error):
+        return _remote_code(name)
+    reason = f"{type(error).__name__}: {str(error).splitlines()[0][:200]}" if str(error) else ""
+    if Path(source).is_dir():
         return ModelNotFoundError(
-            f"cannot load {name!r}: its config names model classes that are not part of"
-            " transformers (custom code shipped with the model), and transformers runs such code"
-            " only with trust_remote_code=True. That executes Python files from the model's"
-            " folder or hub repository on this machine, with your permissions: pass"
-            " load_subject(..., trust_remote_code=True) only if you trust its source"
-            " (pin revision= to the commit you reviewed)"
+            f"cannot load {name!r}: the folder has no usable config or tokenizer ({reason});"
+            " it needs what save_pretrained writes (config.json, weights, tokenizer files)"
         )
     return ModelNotFoundError(
         f"cannot load {name!r}: it is not a local folder, not a packaged offline model, and the"
-        f" hub could not provide it ({type(error).__name__}: {str(error).splitlines()[0][:200]})."
+        f" hub could not provide it ({reason or type(error).__name__})."
         " Check the name, pass a local folder, or unset HF_HUB_OFFLINE to download it"
     )
 
@@ -176,7 +201,7 @@ def _tokenizer(source: str | Path, name: str, trust: bool, revision: str | None)
             source, use_fast=True, trust_remote_code=trust, revision=revision
         )
     except (OSError, ValueError) as error:
-        raise _not_found(name, error) from error
+        raise _not_found(name, error, source) from error
 
 
 def _model(
@@ -197,7 +222,7 @@ def _model(
             source, trust_remote_code=trust, revision=revision
         )
     except (OSError, ValueError) as error:
-        raise _not_found(name, error) from error
+        raise _not_found(name, error, source) from error
     if head not in HEADS:
         raise OptionError(f"head={head!r}; choose None, 'lm' or 'sequence-classification'")
     class_name = HEADS[head] or LM_CLASSES[config_kind(config)]
