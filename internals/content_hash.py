@@ -94,7 +94,7 @@ def tensor_bytes(tensor: Tensor) -> memoryview:
     flat = tensor.detach().reshape(-1)
     if flat.device.type != "cpu":
         flat = flat.cpu()
-    return memoryview(flat.contiguous().view(torch.uint8).numpy())
+    return memoryview(flat.contiguous().view(torch.uint8).numpy())  # type: ignore[arg-type]
 
 
 def module_digest(module: nn.Module) -> str:

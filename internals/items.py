@@ -87,7 +87,7 @@ def _span_tuple(name: str, spans: object) -> tuple[CharSpan, ...]:
 def _offset(name: str, span: object, value: object) -> int:
     if not isinstance(value, bool):
         try:
-            return operator.index(value)  # type: ignore[call-overload]
+            return operator.index(value)  # type: ignore[arg-type]
         except TypeError:
             pass
     raise ItemError(

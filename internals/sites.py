@@ -37,7 +37,7 @@ def _layer_number(value: object, where: str) -> int:
     try:
         if isinstance(value, bool):
             raise TypeError
-        return operator.index(value)  # type: ignore[call-overload]
+        return operator.index(value)  # type: ignore[arg-type]
     except TypeError:
         raise SiteError(
             f"{where}: layer {value!r} ({type(value).__name__}) is not an integer; give a whole"
