@@ -6,15 +6,24 @@ from lingprobe.errors import LingprobeError
 
 
 class ItemError(LingprobeError, ValueError):
-    """An input item is malformed (span outside its text, empty text, end <= start, ...)."""
+    """An input item is malformed (span outside its text, empty text, end <= start, ...).
 
-    def __init__(self, index: int, message: str) -> None:
+    `index` is the item's position in the list given to `features`; None when the item is
+    refused as it is built (`SpanItem(...)`), before it belongs to a list.
+    """
+
+    def __init__(self, index: int | None, message: str) -> None:
         self.index, self.detail = index, message
-        super().__init__(f"item {index}: {message}")
+        where = f"item {index}" if index is not None else "SpanItem"
+        super().__init__(f"{where}: {message}")
 
     def shifted(self, offset: int) -> ItemError:
         """The same error for an item counted from the start of the whole item list."""
-        return ItemError(self.index + offset, self.detail)
+        return ItemError(None if self.index is None else self.index + offset, self.detail)
+
+
+class OptionError(LingprobeError, ValueError):
+    """An argument has a value lingprobe cannot use; the message names it and the choices."""
 
 
 class SiteError(LingprobeError, ValueError):

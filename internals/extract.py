@@ -12,10 +12,10 @@ from torch import Tensor
 from tqdm.auto import tqdm
 
 from internals import sites as site_rules
-from internals.errors import ItemError
+from internals.errors import ItemError, OptionError
 from internals.items import SpanItem, validate_items
 from internals.pool import POOL_CHOICES, PoolHow
-from internals.sites import Site
+from internals.sites import SiteSpec
 from internals.store import ActivationStore, data_fingerprint
 from internals.subject import Subject
 
@@ -23,7 +23,7 @@ from internals.subject import Subject
 def extract_features(
     subject: Subject,
     items: Sequence[SpanItem],
-    sites: Sequence[Site],
+    sites: SiteSpec,
     *,
     pool: PoolHow,
     store: str | Path | None,
@@ -33,34 +33,35 @@ def extract_features(
 ) -> Float[Tensor, "item site dim"]:
     """Features of `items` at `sites`; with a store, shard by shard, resuming what exists."""
     if pool not in POOL_CHOICES:
-        raise ValueError(f"pool={pool!r} is not a pooling; choose one of {', '.join(POOL_CHOICES)}")
+        choices = ", ".join(POOL_CHOICES)
+        raise OptionError(f"pool={pool!r} is not a pooling; choose one of {choices}")
+    check_store_options(store, store_dtype, shard_size)
     width = validate_items(items)
-    sites = list(dict.fromkeys(sites))
-    site_rules.check(subject, sites)
+    sites = site_rules.resolve(subject, sites)
     texts = sum(len(item.texts()) for item in items)
     with tqdm(
         total=texts, desc=f"features {subject.name}", unit="text", disable=not progress, leave=False
     ) as bar:
         if store is None:
             return subject.compute(items, sites, pool, bar)
-        settings = {"pool": pool, "dtype": str(store_dtype or torch.float32)}
+        dtype = store_dtype or torch.float32
+        settings = {"pool": pool, "dtype": str(dtype)}
         data_key = data_fingerprint(items, settings)
         meta = {**subject.describe(), **settings, "items": len(items), "shard_size": shard_size}
-        shelf = ActivationStore(store, subject.fingerprint, data_key, meta)
+        shelf = ActivationStore(store, subject.content_key(), data_key, meta)
         out = torch.empty(len(items), len(sites), width * subject.dim)
         for shard in range(math.ceil(len(items) / shard_size)):
             rows = slice(shard * shard_size, min(len(items), (shard + 1) * shard_size))
             chunk = items[rows]
             shape = (len(chunk), width * subject.dim)
-            have = {site: shelf.load(site, shard, shape) for site in sites}
+            have = {site: shelf.load(site, shard, shape, dtype) for site in sites}
             missing = [site for site, tensor in have.items() if tensor is None]
             if missing:
                 try:
                     computed = subject.compute(chunk, missing, pool, bar)
                 except ItemError as error:
                     raise error.shifted(rows.start) from None
-                if store_dtype is not None:
-                    computed = computed.to(store_dtype)
+                computed = computed.to(dtype)
                 for k, site in enumerate(missing):
                     shelf.save(site, shard, computed[:, k])
                     have[site] = computed[:, k]
@@ -71,3 +72,28 @@ def extract_features(
                 assert tensor is not None
                 out[rows, k] = tensor.float()
         return out
+
+
+STORE_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def check_store_options(
+    store: str | Path | None, store_dtype: torch.dtype | None, shard_size: int
+) -> None:
+    """Refuse store settings that would lose or garble features (`OptionError` naming the fix)."""
+    if isinstance(shard_size, bool) or not isinstance(shard_size, int) or shard_size < 1:
+        raise OptionError(
+            f"shard_size={shard_size!r}: give a whole number of items per shard, at least 1"
+            " (default 2048)"
+        )
+    if store_dtype is not None and store_dtype not in STORE_DTYPES:
+        raise OptionError(
+            f"store_dtype={store_dtype!r} would not keep features as real numbers (integers or"
+            " bools round them away); give torch.float16, torch.bfloat16, torch.float32 or"
+            " torch.float64, or None for float32"
+        )
+    if store is not None:
+        if not isinstance(store, str | Path):
+            raise OptionError(f"store={store!r}: give a folder path (str or pathlib.Path)")
+        if Path(store).exists() and not Path(store).is_dir():
+            raise OptionError(f"store={str(store)!r} is a file; give a folder for the store")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -26,8 +27,11 @@ class SpanItem:
     pair_spans: tuple[CharSpan, ...] = field(default=())
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "spans", tuple((int(s), int(e)) for s, e in self.spans))
-        object.__setattr__(self, "pair_spans", tuple((int(s), int(e)) for s, e in self.pair_spans))
+        _check_text("text", self.text)
+        if self.text_pair is not None:
+            _check_text("text_pair", self.text_pair)
+        object.__setattr__(self, "spans", _span_tuple("spans", self.spans))
+        object.__setattr__(self, "pair_spans", _span_tuple("pair_spans", self.pair_spans))
 
     @property
     def segments(self) -> int:
@@ -45,9 +49,66 @@ class SpanItem:
         return parts
 
 
+def _check_text(name: str, text: object) -> None:
+    if isinstance(text, bytes | bytearray):
+        raise ItemError(
+            None,
+            f"{name} is bytes ({bytes(text[:30])!r}); decode it to str first, e.g."
+            " text.decode('utf-8')",
+        )
+    if not isinstance(text, str):
+        raise ItemError(
+            None,
+            f"{name} is a {type(text).__name__} ({text!r:.60}); give the text as a str"
+            " (convert numbers or missing values in the data before building items)",
+        )
+
+
+def _span_tuple(name: str, spans: object) -> tuple[CharSpan, ...]:
+    """Spans as a tuple of (start, end) int pairs; anything else refused, never truncated."""
+    if isinstance(spans, str | bytes) or not isinstance(spans, Sequence):
+        raise ItemError(
+            None, f"{name}={spans!r:.60} is not a sequence of (start, end) pairs, e.g. ((4, 7),)"
+        )
+    if len(spans) == 2 and all(hasattr(x, "__index__") for x in spans):
+        raise ItemError(
+            None,
+            f"{name}={tuple(spans)!r} is one bare pair; spans is a sequence of pairs: write"
+            f" {name}=({tuple(spans)!r},)",
+        )
+    pairs = []
+    for span in spans:
+        if isinstance(span, str | bytes) or not isinstance(span, Sequence) or len(span) != 2:
+            raise ItemError(None, f"{name}: {span!r:.60} is not a (start, end) pair")
+        pairs.append((_offset(name, span, span[0]), _offset(name, span, span[1])))
+    return tuple(pairs)
+
+
+def _offset(name: str, span: object, value: object) -> int:
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)  # type: ignore[arg-type]
+        except TypeError:
+            pass
+    raise ItemError(
+        None,
+        f"{name}: bound {value!r} of {span!r} is a {type(value).__name__}; span bounds are"
+        " integer character offsets (convert them yourself, e.g. int(round(x)), if that is meant)",
+    )
+
+
 def _check_spans(index: int, name: str, text: str, spans: tuple[CharSpan, ...]) -> None:
     if not text.strip():
         raise ItemError(index, f"{name} is empty or whitespace; give every item a non-empty text")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ItemError(
+            index,
+            f"{name} holds a lone surrogate {text[error.start]!r} at character {error.start},"
+            " which no tokenizer can encode; it usually comes from decoding bytes with"
+            " errors='surrogateescape': decode the source with errors='replace' or remove it",
+        ) from None
     for start, end in spans:
         if end <= start:
             raise ItemError(
@@ -71,12 +132,20 @@ def _check_spans(index: int, name: str, text: str, spans: tuple[CharSpan, ...]) 
 
 def validate_items(items: Sequence[SpanItem]) -> int:
     """Check every item; return the common number of segments (items must agree on it)."""
+    if isinstance(items, str | SpanItem):
+        raise ItemError(
+            None,
+            f"items is a single {type(items).__name__}; pass a list of items, e.g."
+            " [SpanItem(text)]",
+        )
     if len(items) == 0:
         raise ItemError(0, "no items were given; pass at least one SpanItem")
-    width = items[0].segments
     for index, item in enumerate(items):
         if not isinstance(item, SpanItem):
-            raise ItemError(index, f"expected a SpanItem, got {type(item).__name__}")
+            hint = " (wrap the text: SpanItem(text))" if isinstance(item, str) else ""
+            raise ItemError(index, f"expected a SpanItem, got {type(item).__name__}{hint}")
+    width = items[0].segments
+    for index, item in enumerate(items):
         _check_spans(index, "text", item.text, item.spans)
         if item.text_pair is not None:
             _check_spans(index, "text_pair", item.text_pair, item.pair_spans)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import logging
 from pathlib import Path
@@ -16,14 +15,16 @@ from torch import nn
 from internals.backends.lens import LensBackend, boot_bridge
 from internals.backends.sight import SightBackend
 from internals.backends.static import StaticSubject
-from internals.errors import ModelNotFoundError
+from internals.content_hash import config_digest, folder_digest, tokenizer_digest
+from internals.errors import ModelNotFoundError, OptionError
 from internals.layout import config_kind, discover_layout
 from internals.packaged import canonical_name, packaged_path
-from internals.random_init import RANDOM_SCHEMES, reinitialize
+from internals.random_init import RANDOM_SCHEMES, reinitialize, seeded_global_rng
 from internals.store import fingerprint
 from internals.subject import Subject
 from internals.transformer_subject import TransformerSubject
 from internals.vectors import VectorTable, load_vectors
+from lingprobe.devices import checked_device
 
 log = logging.getLogger(__name__)
 BACKENDS = ("auto", "nnsight", "lens")
@@ -40,7 +41,7 @@ LM_CLASSES = {
 
 
 def load_subject(
-    spec: str | nn.Module,
+    spec: str | Path | nn.Module,
     *,
     backend: str = "auto",
     init: str = "pretrained",
@@ -67,37 +68,45 @@ def load_subject(
     (masked/causal/seq2seq LM head) or "sequence-classification".
     """
     if init not in ("pretrained", "random"):
-        raise ValueError(f"init={init!r}; choose 'pretrained' or 'random'")
+        raise OptionError(f"init={init!r}; choose 'pretrained' or 'random'")
     if backend not in BACKENDS:
-        raise ValueError(f"backend={backend!r}; choose one of {', '.join(BACKENDS)}")
+        raise OptionError(f"backend={backend!r}; choose one of {', '.join(BACKENDS)}")
     if random_scheme not in RANDOM_SCHEMES:
-        raise ValueError(f"random_scheme={random_scheme!r}; choose {', '.join(RANDOM_SCHEMES)}")
+        raise OptionError(f"random_scheme={random_scheme!r}; choose {', '.join(RANDOM_SCHEMES)}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise OptionError(f"seed={seed!r}: give an integer seed for the random twin's weights")
     if isinstance(spec, str) and spec.split(":", 1)[0] in ("glove", "word2vec"):
         kind, location = spec.split(":", 1)
         table = load_vectors(kind, location)
         if init == "random":
             table = _random_table(table, seed)
         return StaticSubject(table, oov=oov, init=init)
-    target = torch.device(device) if device is not None else _default_device()
+    target = checked_device(device) if device is not None else _default_device()
     if isinstance(spec, nn.Module):
         if tokenizer is None:
-            raise ValueError(
+            raise OptionError(
                 "a model object needs its tokenizer: load_subject(model, tokenizer=tok)"
             )
         model = spec
         if init == "random":
             model = reinitialize(copy.deepcopy(model), random_scheme, seed)
         name = getattr(model.config, "_name_or_path", "") or type(model).__name__
-        identity: dict[str, Any] = {"object": _content_hash(model)}
+        identity: dict[str, Any] = {"object": type(model).__name__}
         source = None
-    else:
-        name = canonical_name(spec)
-        source = packaged_path(spec) or spec
+    elif isinstance(spec, str | Path):
+        name = canonical_name(str(spec))
+        source = packaged_path(str(spec)) or spec
+        _refuse_remote_code(source, name, trust_remote_code)
         tokenizer = tokenizer or _tokenizer(source, name, trust_remote_code, revision)
         model = _model(
             source, name, head, init, seed, random_scheme, dtype, trust_remote_code, revision
         )
-        identity = {"source": name, "revision": revision}
+        identity = _source_identity(source, name, revision, model)
+    else:
+        raise OptionError(
+            f"spec is a {type(spec).__name__}; give a hub id or folder (str), a model object"
+            " (torch.nn.Module, with tokenizer=), or 'glove:<path>' / 'word2vec:<path>'"
+        )
     model = model.to(target)
     if dtype is not None:
         model = model.to(dtype)
@@ -107,6 +116,9 @@ def load_subject(
     key = fingerprint(
         {
             **identity,
+            "config": config_digest(getattr(model, "config", None)),
+            "tokenizer": tokenizer_digest(tokenizer),
+            "head": head,
             "init": init,
             "seed": seed,
             "scheme": random_scheme,
@@ -130,10 +142,53 @@ def _default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-def _not_found(name: str, error: Exception) -> ModelNotFoundError:
+def _source_identity(
+    source: str | Path, name: str, revision: str | None, model: nn.Module
+) -> dict[str, Any]:
+    """What a loaded checkpoint is: a folder by the content of its files (so overwriting it in
+    place gives a new key), a hub model by name, revision and the commit it resolved to."""
+    if Path(source).is_dir():
+        return {"folder": folder_digest(source)}
+    commit = getattr(getattr(model, "config", None), "_commit_hash", None)
+    return {"source": name, "revision": revision, "commit": commit}
+
+
+def _remote_code(name: str) -> ModelNotFoundError:
+    return ModelNotFoundError(
+        f"cannot load {name!r} without trust_remote_code=True: its config names model classes"
+        " that are not part of transformers (custom code shipped with the model), and"
+        " transformers runs such code only when asked. trust_remote_code=True executes Python"
+        " files from the model's folder or hub repository on this machine, with your"
+        " permissions: pass load_subject(..., trust_remote_code=True) only if you trust its"
+        " source (and pin revision= to the commit you reviewed)"
+    )
+
+
+def _refuse_remote_code(source: str | Path, name: str, trust: bool) -> None:
+    """A local folder whose config maps to custom classes (`auto_map`) needs trust_remote_code."""
+    config = Path(source) / "config.json"
+    if trust or not config.is_file():
+        return
+    try:
+        settings = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # transformers reports a broken config itself
+    if isinstance(settings, dict) and settings.get("auto_map"):
+        raise _remote_code(name)
+
+
+def _not_found(name: str, error: Exception, source: str | Path) -> ModelNotFoundError:
+    if "trust_remote_code" in str(error):
+        return _remote_code(name)
+    reason = f"{type(error).__name__}: {str(error).splitlines()[0][:200]}" if str(error) else ""
+    if Path(source).is_dir():
+        return ModelNotFoundError(
+            f"cannot load {name!r}: the folder has no usable config or tokenizer ({reason});"
+            " it needs what save_pretrained writes (config.json, weights, tokenizer files)"
+        )
     return ModelNotFoundError(
         f"cannot load {name!r}: it is not a local folder, not a packaged offline model, and the"
-        f" hub could not provide it ({type(error).__name__}: {str(error).splitlines()[0][:200]})."
+        f" hub could not provide it ({reason or type(error).__name__})."
         " Check the name, pass a local folder, or unset HF_HUB_OFFLINE to download it"
     )
 
@@ -146,7 +201,7 @@ def _tokenizer(source: str | Path, name: str, trust: bool, revision: str | None)
             source, use_fast=True, trust_remote_code=trust, revision=revision
         )
     except (OSError, ValueError) as error:
-        raise _not_found(name, error) from error
+        raise _not_found(name, error, source) from error
 
 
 def _model(
@@ -167,14 +222,14 @@ def _model(
             source, trust_remote_code=trust, revision=revision
         )
     except (OSError, ValueError) as error:
-        raise _not_found(name, error) from error
+        raise _not_found(name, error, source) from error
     if head not in HEADS:
-        raise ValueError(f"head={head!r}; choose None, 'lm' or 'sequence-classification'")
+        raise OptionError(f"head={head!r}; choose None, 'lm' or 'sequence-classification'")
     class_name = HEADS[head] or LM_CLASSES[config_kind(config)]
     auto = getattr(transformers, class_name)
     if init == "random":
-        torch.manual_seed(seed)
-        model = auto.from_config(config, trust_remote_code=trust)
+        with seeded_global_rng(seed):  # the model's own init draws from the global RNG
+            model = auto.from_config(config, trust_remote_code=trust)
         return model if scheme == "model" else reinitialize(model, scheme, seed)
     return auto.from_pretrained(
         source, dtype=dtype or torch.float32, trust_remote_code=trust, revision=revision
@@ -212,14 +267,4 @@ def _random_table(table: VectorTable, seed: int) -> VectorTable:
     rng = np.random.default_rng(seed)
     matrix = rng.standard_normal(table.matrix.shape, dtype=np.float32)
     matrix = matrix * sample.std(0) + sample.mean(0)
-    return VectorTable(f"{table.source}#random{seed}", table.rows, matrix)
-
-
-def _content_hash(model: nn.Module) -> str:
-    """Cheap identity of a model object: config plus a sample of every parameter."""
-    config: Any = model.config
-    digest = hashlib.sha256(json.dumps(config.to_dict(), sort_keys=True, default=str).encode())
-    for name, param in model.named_parameters():
-        digest.update(name.encode())
-        digest.update(param.detach().flatten()[:4096].float().cpu().numpy().tobytes())
-    return digest.hexdigest()[:16]
+    return VectorTable(f"{table.source}#random{seed}", table.rows, matrix, table.digest)

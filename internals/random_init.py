@@ -2,10 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import torch
 from torch import nn
 
+from internals.errors import OptionError
+
 RANDOM_SCHEMES = ("xavier_uniform", "model")
+
+
+@contextmanager
+def seeded_global_rng(seed: int, model: nn.Module | None = None) -> Iterator[None]:
+    """Run code that draws from torch's global generators (an HF model's own `_init_weights`,
+    which takes no generator) from `seed`, and give the caller's generator states back after.
+
+    The CPU generator is seeded, and so is the generator of every CUDA device `model` lives on.
+    The caller's global RNG is neither read nor changed: the draws inside are the same whatever
+    the caller did before, and the caller's next draws are the same as without this call.
+    """
+    tensors = list(model.parameters()) if model is not None else []
+    gpus = sorted({t.device.index or 0 for t in tensors if t.device.type == "cuda"})
+    with torch.random.fork_rng(devices=gpus):
+        torch.default_generator.manual_seed(seed)
+        for index in gpus:
+            with torch.cuda.device(index):
+                torch.cuda.manual_seed(seed)
+        yield
 
 
 def reinitialize(model: nn.Module, scheme: str, seed: int) -> nn.Module:
@@ -19,14 +43,14 @@ def reinitialize(model: nn.Module, scheme: str, seed: int) -> nn.Module:
     `model`: the architecture's own `_init_weights`, as `from_config` would give.
     """
     if scheme not in RANDOM_SCHEMES:
-        raise ValueError(f"random scheme {scheme!r}; choose one of {', '.join(RANDOM_SCHEMES)}")
+        raise OptionError(f"random scheme {scheme!r}; choose one of {', '.join(RANDOM_SCHEMES)}")
     generator = torch.Generator(device="cpu").manual_seed(seed)
     if scheme == "model":
-        torch.manual_seed(seed)
         init = getattr(model, "_init_weights", None)
         if init is None:
-            raise ValueError(f"{type(model).__name__} has no _init_weights; use xavier_uniform")
-        model.apply(init)
+            raise OptionError(f"{type(model).__name__} has no _init_weights; use xavier_uniform")
+        with seeded_global_rng(seed, model):
+            model.apply(init)
         return model
     config = getattr(model, "config", None)
     std = float(getattr(config, "initializer_range", 0.02) or 0.02)

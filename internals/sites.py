@@ -7,6 +7,8 @@ hidden state (after the final norm where the architecture has one, as HF reports
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -30,6 +32,19 @@ class HasSites(Protocol):
         ...
 
 
+def _layer_number(value: object, where: str) -> int:
+    """An integer layer index (ints and numpy/torch integers; never bools, floats or strings)."""
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise SiteError(
+            f"{where}: layer {value!r} ({type(value).__name__}) is not an integer; give a whole"
+            " layer number (0 = embeddings, negative counts from the last layer in sites.select)"
+        ) from None
+
+
 @dataclass(frozen=True, order=True)
 class Site:
     """One readable place: a part ("encoder", "decoder" or "static"), a layer index, a stream."""
@@ -37,6 +52,14 @@ class Site:
     part: str
     layer: int
     stream: str = RESID_POST
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.part, str) or not isinstance(self.stream, str):
+            raise SiteError(
+                f"Site({self.part!r}, {self.layer!r}, {self.stream!r}): part and stream are"
+                " strings, e.g. Site('encoder', 3) or Site('decoder', 5, 'mlp_out')"
+            )
+        object.__setattr__(self, "layer", _layer_number(self.layer, f"Site({self.part!r}, ...)"))
 
     @property
     def name(self) -> str:
@@ -50,7 +73,7 @@ class Site:
 
 def parse_site(text: str) -> Site:
     """Inverse of `Site.name`: `"encoder.3"` -> `Site("encoder", 3)`."""
-    parts = text.split(".")
+    parts = text.strip().split(".")
     if len(parts) not in (2, 3) or not parts[1].lstrip("-").isdigit():
         raise SiteError(
             f"cannot parse site {text!r}; write it as PART.LAYER[.STREAM], e.g. encoder.3"
@@ -78,16 +101,72 @@ def select(subject: HasSites, spec: str, part: str | None = None) -> list[Site]:
         return every_layer(subject, part)
     if spec == "last":
         return last(subject, part)
-    chosen: list[Site] = []
     default_part = part if part is not None else next(iter(subject.part_layers))
+    chosen = []
     for token in spec.split(","):
         token = token.strip()
         site = Site(default_part, int(token)) if token.lstrip("-").isdigit() else parse_site(token)
-        if site.layer < 0:
-            site = Site(site.part, _layers(subject, site.part) + 1 + site.layer, site.stream)
-        chosen.append(site)
+        chosen.append(_from_end(subject, site))
     check(subject, chosen)
     return chosen
+
+
+SiteSpec = str | Site | int | Sequence[Site | str | int]
+
+
+def resolve(subject: HasSites, requested: SiteSpec, part: str | None = None) -> list[Site]:
+    """Sites from anything a caller may naturally write, checked against the subject.
+
+    `Site` objects; names like `"encoder.3"` or `"decoder.5.mlp_out"`; layer numbers of the
+    first part (negative ones count from the last layer); or one spec string as `select` reads
+    it (`"all"`, `"last"`, `"3,5"`). Repeats are dropped, order kept.
+    """
+    if isinstance(requested, str):
+        return select(subject, requested, part)
+    if isinstance(requested, Site) or hasattr(requested, "__index__"):
+        values: list[object] = [requested]
+    elif isinstance(requested, Sequence):
+        values = list(requested)
+    else:
+        raise SiteError(
+            f"sites={requested!r}: give a list of sites (Site objects, names like 'encoder.3'"
+            " or layer numbers) or a spec string ('all', 'last', '3,5')"
+        )
+    default_part = part if part is not None else next(iter(subject.part_layers))
+    chosen = []
+    for value in values:
+        if isinstance(value, Site):
+            site = value
+        elif isinstance(value, str):
+            token = value.strip()
+            if token.lstrip("-").isdigit():
+                site = Site(default_part, int(token))
+            else:
+                site = parse_site(token)
+        elif hasattr(value, "__index__"):
+            site = Site(default_part, _layer_number(value, "sites"))
+        else:
+            raise SiteError(
+                f"sites: {value!r} ({type(value).__name__}) is not a site; give Site(part,"
+                " layer), a name like 'encoder.3', or a layer number"
+            )
+        chosen.append(_from_end(subject, site))
+    chosen = list(dict.fromkeys(chosen))
+    check(subject, chosen)
+    return chosen
+
+
+def _from_end(subject: HasSites, site: Site) -> Site:
+    """A negative layer counted from the part's last layer (-1 = the last)."""
+    if site.layer >= 0:
+        return site
+    n = _layers(subject, site.part)
+    if site.layer < -(n + 1):
+        raise SiteError(
+            f"site {site.name}: layer {site.layer} is out of range; {site.part} has layers 0..{n},"
+            f" or {-(n + 1)}..-1 counted from the last"
+        )
+    return Site(site.part, n + 1 + site.layer, site.stream)
 
 
 def check(subject: HasSites, requested: list[Site]) -> None:

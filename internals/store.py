@@ -1,10 +1,16 @@
-"""On-disk activation store: pooled features per (subject, data, site), in atomic shards.
+"""On-disk activation store: pooled features per (subject, data, site), in verified atomic shards.
 
-Layout: `root/<subject fingerprint>/<data fingerprint>/<site>/shard-000000.safetensors`, each shard
-the pooled rows of `shard_size` consecutive items. A shard is written to a temporary file, flushed
-and renamed into place, so a crash or Ctrl-C loses at most the shard in flight; a shard that does
-not read back with the expected shape (e.g. truncated by a full disk) is deleted and recomputed.
-No pickle anywhere: tensors in safetensors, metadata in JSON.
+Layout: `root/<subject key>/<data key>/<site>/shard-000000.safetensors`, each shard the pooled
+rows of `shard_size` consecutive items. The subject key follows the model's content (checkpoint
+files, every weight, the tokenizer: `Subject.content_key`) and the data key every item and the
+pooling settings, so changed inputs never meet old shards.
+
+Each shard carries, in its safetensors metadata, the key it belongs to
+(`<subject>/<data>/<site>/<shard>`) and an XXH3-128 checksum of its dtype, shape and data bytes.
+Reading verifies both: a shard with a flipped bit, a truncated one, or one copied in from another
+site or subject is logged, deleted and recomputed, never served. Shards are written to a
+temporary file, flushed and renamed into place, so a crash loses at most the shard in flight; the
+temporary files a crashed run leaves are removed by the next run. No pickle anywhere.
 """
 
 from __future__ import annotations
@@ -12,36 +18,26 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import torch
 from safetensors import safe_open
 from safetensors.torch import save as safetensors_bytes
 from torch import Tensor
 
+from internals.content_hash import tensor_bytes
 from internals.items import SpanItem
 from internals.sites import Site
+from lingprobe.atomic import atomic_write_bytes, remove_leftovers
+from lingprobe.digest import bytes_digest
 
 log = logging.getLogger(__name__)
 KEY = "features"
+FORMAT = "lingprobe-shard/1"
 
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` via a flushed temporary file in the same folder and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+__all__ = ["ActivationStore", "atomic_write_bytes", "data_fingerprint", "fingerprint"]
 
 
 def fingerprint(payload: Any) -> str:
@@ -60,12 +56,21 @@ def data_fingerprint(items: Sequence[SpanItem], settings: dict[str, Any]) -> str
     return digest.hexdigest()[:16]
 
 
+def shard_checksum(tensor: Tensor) -> str:
+    """XXH3-128 of a shard's dtype, shape and data bytes."""
+    header = f"{tensor.dtype}|{tuple(tensor.shape)}|".encode()
+    return bytes_digest(header, tensor_bytes(tensor))
+
+
 class ActivationStore:
     """Shards of pooled features for one subject and one dataset."""
 
     def __init__(self, root: str | Path, subject_key: str, data_key: str, meta: dict[str, Any]):
         self.folder = Path(root) / subject_key / data_key
+        self.owner = f"{subject_key}/{data_key}"
         self.folder.mkdir(parents=True, exist_ok=True)
+        for leftover in remove_leftovers(self.folder):
+            log.info("activation store: removed %s, left by an interrupted run", leftover)
         meta_path = self.folder / "meta.json"
         if not meta_path.exists():
             atomic_write_bytes(meta_path, json.dumps(meta, indent=2, default=str).encode())
@@ -74,23 +79,51 @@ class ActivationStore:
         """Where one site's shard lives."""
         return self.folder / site.name / f"shard-{shard:06d}.safetensors"
 
-    def load(self, site: Site, shard: int, shape: tuple[int, int]) -> Tensor | None:
-        """The stored shard, or None when absent or unreadable (an unreadable one is removed)."""
+    def shard_key(self, site: Site, shard: int) -> str:
+        """The identity a shard records and is checked against when read."""
+        return f"{self.owner}/{site.name}/{shard:06d}"
+
+    def load(
+        self, site: Site, shard: int, shape: tuple[int, int], dtype: torch.dtype
+    ) -> Tensor | None:
+        """The stored shard, or None when absent or when it fails verification (then deleted)."""
         path = self.path(site, shard)
         if not path.exists():
             return None
         try:
             with safe_open(str(path), framework="pt") as handle:
+                meta = handle.metadata() or {}
                 tensor = handle.get_tensor(KEY)
-            if tuple(tensor.shape) != shape:
-                raise ValueError(f"shape {tuple(tensor.shape)} != expected {shape}")
-        except Exception as error:  # a damaged shard is recomputed, never trusted
-            log.warning("activation store: %s is damaged (%s); recomputing it", path, error)
+            problem = self._problem(meta, tensor, self.shard_key(site, shard), shape, dtype)
+        except Exception as error:  # unreadable: a damaged shard is recomputed, never trusted
+            problem = f"unreadable: {type(error).__name__}: {str(error)[:200]}"
+        if problem is not None:
+            log.warning("activation store: %s is damaged (%s); recomputing it", path, problem)
             path.unlink(missing_ok=True)
             return None
         return tensor
 
+    @staticmethod
+    def _problem(
+        meta: dict[str, str],
+        tensor: Tensor,
+        key: str,
+        shape: tuple[int, int],
+        dtype: torch.dtype,
+    ) -> str | None:
+        if meta.get("format") != FORMAT:
+            return f"format {meta.get('format')!r}, expected {FORMAT!r} (no checksum)"
+        if meta.get("key") != key:
+            return f"it belongs to {meta.get('key')!r}, not {key!r}"
+        if tensor.dtype != dtype or tuple(tensor.shape) != shape:
+            return f"{tensor.dtype} {tuple(tensor.shape)}, expected {dtype} {shape}"
+        if meta.get("checksum") != shard_checksum(tensor):
+            return "checksum mismatch: its bytes changed after it was written"
+        return None
+
     def save(self, site: Site, shard: int, tensor: Tensor) -> None:
-        """Write one site's shard atomically."""
-        data = safetensors_bytes({KEY: tensor.detach().cpu().contiguous()})
-        atomic_write_bytes(self.path(site, shard), data)
+        """Write one site's shard atomically, with its key and checksum."""
+        data = tensor.detach().cpu().contiguous()
+        meta = {"format": FORMAT, "key": self.shard_key(site, shard)}
+        meta["checksum"] = shard_checksum(data)
+        atomic_write_bytes(self.path(site, shard), safetensors_bytes({KEY: data}, metadata=meta))

@@ -14,7 +14,7 @@ from tqdm.auto import tqdm
 
 from internals.items import SpanItem
 from internals.pool import PoolHow
-from internals.sites import Site
+from internals.sites import Site, SiteSpec
 
 
 class Subject(ABC):
@@ -50,7 +50,7 @@ class Subject(ABC):
     def features(
         self,
         items: Sequence[SpanItem],
-        sites: Sequence[Site] | None = None,
+        sites: SiteSpec | None = None,
         *,
         pool: PoolHow = "mean",
         store: str | Path | None = None,
@@ -60,8 +60,10 @@ class Subject(ABC):
     ) -> Float[Tensor, "item site dim"]:
         """Pooled features `[item, site, segments*dim]` (float32, CPU) of `items` at `sites`.
 
-        `sites` defaults to every layer. With `store`, features are cached on disk per
-        (subject, data, site) and a rerun only computes what is missing. `store_dtype=float16`
+        `sites` defaults to every layer; give `Site`s, names (`"encoder.3"`), layer numbers
+        (negative from the last) or a spec string (`"all"`, `"last"`, `"3,5"`). With `store`,
+        features are cached on disk per (subject, data, site) and a rerun only computes what is
+        missing; every shard read is verified against its key and checksum. `store_dtype=float16`
         halves the store; the values returned are then the stored (rounded) ones on every run.
         """
         from internals.extract import extract_features
@@ -70,13 +72,18 @@ class Subject(ABC):
         return extract_features(
             self,
             items,
-            list(sites) if sites is not None else every_layer(self),
+            sites if sites is not None else every_layer(self),
             pool=pool,
             store=store,
             store_dtype=store_dtype,
             shard_size=shard_size,
             progress=progress,
         )
+
+    def content_key(self) -> str:
+        """The store's key for this subject now: `fingerprint` (what was loaded) plus whatever
+        can change after loading (a model's weights). Computed each time it is asked for."""
+        return self.fingerprint
 
     def describe(self) -> dict[str, Any]:
         """Identity of the subject, for stores and result tables."""

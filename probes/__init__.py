@@ -9,9 +9,12 @@ from probes.config import TrainConfig
 from probes.control import control_labels
 from probes.errors import (
     ClassAbsentFromTrainWarning,
+    EmptySplitWarning,
     LogisticConvergenceWarning,
     ProbeConfigError,
+    ProbeDivergedWarning,
     ProbeInputError,
+    ResultsDamagedError,
 )
 from probes.grid import ProbeGrid, ProbeLayout
 from probes.logistic import LogisticProbes, fit_logistic_regression
@@ -33,14 +36,17 @@ from probes.train import fit_probes
 
 __all__ = [
     "ClassAbsentFromTrainWarning",
+    "EmptySplitWarning",
     "LogisticConvergenceWarning",
     "LogisticProbes",
     "MDLBlocks",
     "ProbeConfigError",
+    "ProbeDivergedWarning",
     "ProbeGrid",
     "ProbeInputError",
     "ProbeLayout",
     "ProbeResults",
+    "ResultsDamagedError",
     "Splits",
     "TrainConfig",
     "accuracy",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from probes.errors import ProbeConfigError
+from probes.field_rules import Rule, check_fields
 
 SELECT_CHOICES = (None, "loss", "accuracy", "macro_f1", "micro_f1", "mcc", "pearson")
 
@@ -34,24 +34,7 @@ class TrainConfig:
     eval_batch: int = 4096  # items per evaluation chunk (memory, not results)
 
     def __post_init__(self) -> None:
-        checks = {
-            "epochs": self.epochs >= 1,
-            "batch_size": self.batch_size >= 1,
-            "lr": self.lr > 0,
-            "dropout": 0 <= self.dropout < 1,
-            "warmup": 0 <= self.warmup <= 1,
-            "weight_decay": self.weight_decay >= 0,
-            "betas": all(0 <= b < 1 for b in self.betas),
-            "eps": self.eps > 0,
-            "select_by": self.select_by in SELECT_CHOICES,
-            "eval_batch": self.eval_batch >= 1,
-        }
-        for name, ok in checks.items():
-            if not ok:
-                raise ProbeConfigError(
-                    f"TrainConfig.{name}={getattr(self, name)!r} is out of range; see the"
-                    f" field's comment (select_by is one of {SELECT_CHOICES})."
-                )
+        check_fields(self, TRAIN_RULES)
 
     def lr_factor(self, step: int, total_steps: int) -> float:
         """The learning-rate multiplier of update `step` (0-based) out of `total_steps`.
@@ -65,3 +48,26 @@ class TrainConfig:
         if not self.lr_decay:
             return 1.0
         return max(0.0, (total_steps - step) / max(1, total_steps - warm))
+
+
+TRAIN_RULES = {
+    "epochs": Rule(lambda v: v >= 1, "an integer >= 1", "epochs=20 (Holmes)"),
+    "batch_size": Rule(lambda v: v >= 1, "an integer >= 1", "batch_size=64 (Holmes)"),
+    "lr": Rule(lambda v: v > 0, "a finite number > 0", "lr=5e-4 (Holmes)"),
+    "dropout": Rule(lambda v: 0 <= v < 1, "a number in [0, 1)", "dropout=0.2 (Holmes)"),
+    "warmup": Rule(lambda v: 0 <= v <= 1, "a fraction of the steps in [0, 1]", "warmup=0.1"),
+    "lr_decay": Rule(lambda v: True, "True or False", "lr_decay=True"),
+    "weight_decay": Rule(lambda v: v >= 0, "a finite number >= 0", "weight_decay=0.01"),
+    "betas": Rule(
+        lambda v: all(0 <= b < 1 for b in v), "two numbers in [0, 1)", "betas=(0.9, 0.999)"
+    ),
+    "eps": Rule(lambda v: v > 0, "a finite number > 0", "eps=1e-8"),
+    "select_by": Rule(
+        lambda v: v in SELECT_CHOICES,
+        f"one of {', '.join(repr(c) for c in SELECT_CHOICES)}",
+        "select_by='loss'",
+    ),
+    "shared_order": Rule(lambda v: True, "True or False", "shared_order=False"),
+    "order_seed": Rule(lambda v: v >= 0, "an integer >= 0", "order_seed=0"),
+    "eval_batch": Rule(lambda v: v >= 1, "an integer >= 1", "eval_batch=4096"),
+}

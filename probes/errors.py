@@ -21,5 +21,19 @@ class ClassAbsentFromTrainWarning(UserWarning):
     """
 
 
+class ResultsDamagedError(LingprobeError, OSError):
+    """A saved results folder is incomplete or changed since it was saved (the message names the
+    file); its numbers cannot be trusted, so nothing is loaded."""
+
+
+class ProbeDivergedWarning(UserWarning):
+    """Some probes' parameters or dev loss became NaN or inf during training; their metrics are
+    NaN in the results (never scored) and `probes["diverged_epoch"]` says when it happened."""
+
+
+class EmptySplitWarning(UserWarning):
+    """A split has no items, so its metrics are NaN (e.g. no test items: no test score)."""
+
+
 class LogisticConvergenceWarning(UserWarning):
     """`fit_logistic_regression` stopped at `max_iter` before every probe met `tol`."""

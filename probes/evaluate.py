@@ -47,6 +47,8 @@ class Evaluator:
             (layout.n_probes,), -torch.inf, dtype=torch.float64, device=x.device
         )
         self.best_epoch = torch.zeros(layout.n_probes, dtype=torch.int64, device=x.device)
+        # epoch (from 1) at which a probe's parameters or dev loss stopped being finite; 0: never
+        self.diverged_epoch = torch.zeros(layout.n_probes, dtype=torch.int64, device=x.device)
 
     def probe_targets(self, items: Int[Tensor, " item"]) -> Shaped[Tensor, " probe item *label"]:
         """Each probe's targets (task or its seed's control labels) for `items`."""
@@ -86,7 +88,12 @@ class Evaluator:
             truth = self.probe_targets(self.dev_items)
             value = self.head.metrics(torch.cat(preds, dim=1), truth, None)[self.select_by]
         value = value.double()
-        improved = value > self.best_value  # NaN never improves
+        finite = self.probes.finite().reshape(-1)
+        if self.select_by == "loss":  # a metric may be NaN legitimately (pearson of a constant)
+            finite &= torch.isfinite(value)
+        fresh = ~finite & (self.diverged_epoch == 0)
+        self.diverged_epoch = torch.where(fresh, epoch + 1, self.diverged_epoch)
+        improved = (value > self.best_value) & (self.diverged_epoch == 0)  # NaN never improves
         self.best_value = torch.where(improved, value, self.best_value)
         self.best_epoch = torch.where(improved, epoch + 1, self.best_epoch)
         return improved.view(self.layout.shape)

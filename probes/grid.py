@@ -17,6 +17,7 @@ from jaxtyping import Int
 from torch import Tensor
 
 from probes.errors import ProbeConfigError
+from probes.field_rules import Rule, check_fields
 from probes.mdl import MDLBlocks
 
 VARIANTS = ("task", "control")
@@ -42,29 +43,14 @@ class ProbeGrid:
     hidden: int = 1024  # MLP hidden width (one ReLU layer)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
-        object.__setattr__(self, "train_fractions", tuple(float(f) for f in self.train_fractions))
-        if self.sites is not None:
-            object.__setattr__(self, "sites", tuple(int(s) for s in self.sites))
+        check_fields(self, GRID_RULES)
         if self.mdl is True:
             object.__setattr__(self, "mdl", MDLBlocks())
-        problems = {
-            "seeds": len(self.seeds) == 0 or len(set(self.seeds)) != len(self.seeds),
-            "task/control": not (self.task or self.control),
-            "sites": self.sites is not None
-            and (len(self.sites) == 0 or len(set(self.sites)) != len(self.sites)),
-            "train_fractions": len(self.train_fractions) == 0
-            or any(not 0 < f <= 1 for f in self.train_fractions),
-            "kind": self.kind not in ("linear", "mlp"),
-            "hidden": self.hidden < 1,
-        }
-        for name, bad in problems.items():
-            if bad:
-                raise ProbeConfigError(
-                    f"ProbeGrid.{name} is invalid ({self!r}): give distinct seeds, at least one"
-                    " of task/control, distinct site indices, train fractions in (0, 1],"
-                    " kind 'linear' or 'mlp', hidden >= 1."
-                )
+        if not (self.task or self.control):
+            raise ProbeConfigError(
+                "ProbeGrid.task=False and ProbeGrid.control=False: no probe to train; keep the"
+                " task (task=True) or add the control (control=True)"
+            )
 
     @property
     def variants(self) -> tuple[str, ...]:
@@ -93,6 +79,30 @@ class ProbeGrid:
                 f" use indices 0..{n_sites - 1}."
             )
         return ProbeLayout(self.mask_fractions, tuple(self.seeds), tuple(sites), self.variants)
+
+
+def _distinct(values: tuple[int, ...]) -> bool:
+    return len(values) > 0 and len(set(values)) == len(values)
+
+
+GRID_RULES = {
+    "seeds": Rule(
+        lambda v: _distinct(v) and min(v) >= 0,
+        "distinct integers >= 0, at least one",
+        "seeds=[0, 1, 2, 3, 4] (Holmes)",
+    ),
+    "sites": Rule(
+        lambda v: v is None or (_distinct(v) and min(v) >= 0),
+        "None (every site) or distinct site indices >= 0",
+        "sites=[0, 6]",
+    ),
+    "train_fractions": Rule(
+        lambda v: len(v) > 0 and all(0 < f <= 1 for f in v),
+        "fractions of the training items in (0, 1], at least one",
+        "train_fractions=(0.1, 1.0)",
+    ),
+    "hidden": Rule(lambda v: v >= 1, "an integer >= 1", "hidden=1024"),
+}
 
 
 @dataclass(frozen=True)

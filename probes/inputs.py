@@ -12,6 +12,7 @@ import torch
 from jaxtyping import Int, Shaped
 from torch import Tensor
 
+from lingprobe.devices import checked_device
 from probes.errors import ClassAbsentFromTrainWarning, ProbeInputError
 from probes.splits import SPLIT_NAMES, TRAIN
 
@@ -56,8 +57,17 @@ def check_targets(
     targets: Tensor | np.ndarray | Sequence[float], n_items: int, num_classes: int | None = None
 ) -> Targets:
     """Classify and check `targets`: 1-D integers (classes), 2-D 0/1 (multi-label), 1-D floats."""
-    values = torch.as_tensor(np.asarray(targets) if not isinstance(targets, Tensor) else targets)
-    values = values.cpu()
+    if not isinstance(targets, Tensor):
+        array = np.asarray(targets)
+        if array.dtype.kind not in "biuf":
+            first = array.reshape(-1)[0] if array.size else None
+            raise ProbeInputError(
+                f"targets: values of type {type(first).__name__} ({first!r:.40}); probes take"
+                " class ids 0..K-1, 0/1 label rows or floats. Map label strings to ids with"
+                " `names, ids = np.unique(labels, return_inverse=True)`."
+            )
+        targets = torch.as_tensor(array)
+    values = targets.cpu()
     if values.shape[0:1] != (n_items,) or values.ndim not in (1, 2):
         raise ProbeInputError(
             f"targets: shape {tuple(values.shape)} for {n_items} items; give [item] class ids or"
@@ -121,10 +131,10 @@ def _class_presence(targets: Targets, codes: Int[Tensor, " item"]) -> Tensor:
 
 
 def resolve_device(device: torch.device | str | None, data: Tensor) -> torch.device:
-    """`device` if given; else the data's device when it is an accelerator; else CUDA when
-    present; else the CPU."""
+    """`device` if given (refused with `DeviceError` when this machine lacks it); else the data's
+    device when it is an accelerator; else CUDA when present; else the CPU."""
     if device is not None:
-        return torch.device(device)
+        return checked_device(device)
     if data.device.type != "cpu":
         return data.device
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")

@@ -62,6 +62,11 @@ class BatchedProbes:
             flag = improved.view(*improved.shape, *([1] * len(self.specs[name].shape)))
             self.best[name].copy_(torch.where(flag, param, self.best[name]))
 
+    def finite(self) -> Bool[Tensor, "mask seed site variant"]:
+        """Whether every current parameter of each probe is finite (no NaN, no inf)."""
+        checks = [p.isfinite().flatten(4).all(dim=-1) for p in self.params.values()]
+        return torch.stack(checks).all(dim=0)
+
     def export(self, tensors: dict[str, Tensor]) -> dict[str, Tensor]:
         """Per-probe CPU tensors `[P, ...]` in probe order, weights as `[P, in, out]`."""
         out = {}

@@ -100,6 +100,11 @@ def fit_logistic_regression(
     `max_iter` mean what they mean in sklearn's lbfgs (defaults equal). `init` warm-starts from
     other fitted probes of the same shape. `device` as in `fit_probes`; results on the CPU.
     """
+    if not isinstance(X, Tensor) or not isinstance(y, Tensor):
+        raise ProbeInputError(
+            f"fit_logistic_regression: X is {type(X).__name__} and y is {type(y).__name__}; give"
+            " torch tensors, X [group, item, dim] floats and y [probe, item] class ids"
+        )
     dev = resolve_device(device, X)
     problem = _Objective(X.to(dev), y.to(dev), C, num_classes)
     p, k, d = problem.y.shape[0], problem.k, problem.d
@@ -161,8 +166,13 @@ class _Objective:
             )
         if C <= 0:
             raise ProbeInputError(f"C={C}: the inverse regularisation strength must be > 0.")
+        if int(y.min()) < 0:
+            raise ProbeInputError(
+                f"y: label {int(y.min())} is negative; class ids run 0..K-1. Drop the unlabelled"
+                " items first (a -1 'no label' marker is not read as one)."
+            )
         k = int(y.max()) + 1 if num_classes is None else num_classes
-        if int(y.min()) < 0 or int(y.max()) >= k:
+        if int(y.max()) >= k:
             raise ProbeInputError(
                 f"y: labels must lie in 0..{k - 1}; got {int(y.min())}..{int(y.max())}."
             )

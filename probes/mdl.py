@@ -15,10 +15,21 @@ import torch
 from jaxtyping import Float, Int
 from torch import Tensor
 
-from probes.errors import ProbeConfigError
+from probes.field_rules import Rule, check_fields
 
 # Voita & Titov (2020), online code: timesteps 0.1 0.2 0.4 0.8 1.6 3.2 6.25 12.5 25 50 100 %
 VOITA_TITOV_FRACTIONS = (0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.0625, 0.125, 0.25, 0.5, 1.0)
+
+
+def _blocks_ok(f: tuple[float, ...]) -> bool:
+    return len(f) >= 2 and f[-1] == 1.0 and f[0] > 0 and all(b > a for a, b in pairwise(f))
+
+
+BLOCK_RULE = Rule(
+    _blocks_ok,
+    "at least two strictly increasing fractions in (0, 1], the last one 1.0",
+    "the default Voita & Titov timesteps (0.001, ..., 0.5, 1.0)",
+)
 
 
 @dataclass(frozen=True)
@@ -28,12 +39,7 @@ class MDLBlocks:
     fractions: tuple[float, ...] = VOITA_TITOV_FRACTIONS
 
     def __post_init__(self) -> None:
-        f = self.fractions
-        if len(f) < 2 or f[-1] != 1.0 or any(b <= a for a, b in pairwise(f)) or f[0] <= 0:
-            raise ProbeConfigError(
-                f"MDLBlocks.fractions={f}: give at least two strictly increasing fractions in"
-                " (0, 1], the last one 1.0 (e.g. the default Voita & Titov timesteps)."
-            )
+        check_fields(self, {"fractions": BLOCK_RULE})
 
     @property
     def probe_fractions(self) -> tuple[float, ...]:

@@ -1,28 +1,40 @@
 """`ProbeResults`: per-probe metrics, best epochs, weights and MDL codelengths, as polars frames.
 
-Saved as a directory: `probes.parquet`, `metrics.parquet`, `codelengths.parquet` (when MDL ran)
-and `weights.safetensors`; every file is written to a temporary name and renamed into place.
+Saved as a directory: `probes.parquet`, `metrics.parquet`, `codelengths.parquet` (when MDL ran),
+`weights.safetensors`, and last `manifest.json`, which lists every file with its size and XXH3
+digest. Each file is written to a temporary name and renamed into place; a save first removes
+the old manifest, so a save killed part-way leaves a folder without one. `load` reads only a
+folder whose manifest matches every file, else raises `ResultsDamagedError` naming the file: it
+returns the old complete results or the new ones, never a mixture.
 """
 
 from __future__ import annotations
 
+import io
+import json
 import os
-import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import torch
 from jaxtyping import Float, Shaped
-from safetensors import safe_open
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load as safetensors_load
+from safetensors.torch import save as safetensors_bytes
 from torch import Tensor
 
-from probes.errors import ProbeConfigError
+from lingprobe.atomic import atomic_write_bytes, sync_folder
+from lingprobe.digest import bytes_digest
+from probes.errors import ProbeConfigError, ResultsDamagedError
 from probes.heads import make_head
 
 TABLE_COLUMNS = ["site", "seed", "variant", "mask", "split", "metric", "value", "best_epoch"]
+MANIFEST = "manifest.json"
+FORMAT = "lingprobe-results/1"
+FRAMES = ("probes", "metrics", "codelengths")
+WEIGHTS = "weights.safetensors"
+FILES = (*(f"{name}.parquet" for name in FRAMES), WEIGHTS)
 
 
 @dataclass
@@ -125,44 +137,98 @@ class ProbeResults:
         return self.codelengths
 
     def save(self, directory: str | os.PathLike[str]) -> None:
-        """Write the frames as parquet and the weights as safetensors into `directory`."""
+        """Write the frames as parquet and the weights as safetensors into `directory`, then the
+        manifest; until the manifest is written the folder reads as damaged, not as a mixture."""
         out = Path(directory)
+        if out.exists() and not out.is_dir():
+            raise ProbeConfigError(f"{out} is a file; give ProbeResults.save a folder")
         out.mkdir(parents=True, exist_ok=True)
-        _atomic(out / "probes.parquet", self.probes.write_parquet)
-        _atomic(out / "metrics.parquet", self.metrics.write_parquet)
+        (out / MANIFEST).unlink(missing_ok=True)
+        sync_folder(out)
+        frames = {"probes": self.probes, "metrics": self.metrics}
         if self.codelengths is not None:
-            _atomic(out / "codelengths.parquet", self.codelengths.write_parquet)
+            frames["codelengths"] = self.codelengths
         meta = {"kind": self.kind, "head": self.head}
         weights = {n: t.contiguous() for n, t in self.weights.items()}
-        _atomic(out / "weights.safetensors", lambda p: save_file(weights, p, metadata=meta))
+        contents = {f"{name}.parquet": _parquet_bytes(frame) for name, frame in frames.items()}
+        contents[WEIGHTS] = safetensors_bytes(weights, metadata=meta)
+        for name, data in contents.items():
+            atomic_write_bytes(out / name, data)
+        for name in set(FILES) - set(contents):  # a previous save's file this one lacks
+            (out / name).unlink(missing_ok=True)
+        files = {
+            name: {"bytes": len(data), "xxh3": bytes_digest(data)}
+            for name, data in contents.items()
+        }
+        manifest = {"format": FORMAT, **meta, "files": files}
+        atomic_write_bytes(out / MANIFEST, json.dumps(manifest, indent=2).encode())
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> ProbeResults:
-        """Read results written by `save`."""
+        """Read results written by `save`, after checking every file against the manifest."""
         src = Path(directory)
-        with safe_open(src / "weights.safetensors", framework="pt") as f:
-            meta = f.metadata() or {}
-        codelengths = src / "codelengths.parquet"
+        if not src.is_dir():
+            raise FileNotFoundError(f"{src}: no such results folder")
+        manifest = _read_manifest(src)
+        data = {name: _verified(src, name, entry) for name, entry in manifest["files"].items()}
+        frames = {
+            name: pl.read_parquet(io.BytesIO(data[f"{name}.parquet"]))
+            for name in FRAMES
+            if f"{name}.parquet" in data
+        }
+        if "probes" not in frames or "metrics" not in frames or WEIGHTS not in data:
+            raise ResultsDamagedError(f"{src / MANIFEST} is damaged: it lists no {FILES[:2]}")
         return cls(
-            probes=pl.read_parquet(src / "probes.parquet"),
-            metrics=pl.read_parquet(src / "metrics.parquet"),
-            weights=load_file(src / "weights.safetensors"),
-            codelengths=pl.read_parquet(codelengths) if codelengths.exists() else None,
-            kind=meta.get("kind", "linear"),
-            head=meta.get("head", "classification"),
+            probes=frames["probes"],
+            metrics=frames["metrics"],
+            weights=safetensors_load(data[WEIGHTS]),
+            codelengths=frames.get("codelengths"),
+            kind=str(manifest.get("kind", "linear")),
+            head=str(manifest.get("head", "classification")),
         )
 
 
-def _atomic(path: Path, write: Callable[[str], object]) -> None:
-    """Write through a temporary file in the same directory, then rename over `path`."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
+def _parquet_bytes(frame: pl.DataFrame) -> bytes:
+    buffer = io.BytesIO()
+    frame.write_parquet(buffer)
+    return buffer.getvalue()
+
+
+def _read_manifest(src: Path) -> dict[str, Any]:
+    path = src / MANIFEST
+    if not path.exists():
+        raise ResultsDamagedError(
+            f"{src} is damaged or incomplete: it has no {MANIFEST} (a save was interrupted, or"
+            " the folder was not written by ProbeResults.save); fit the probes again and save"
+        )
     try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+        manifest = json.loads(path.read_bytes())
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ResultsDamagedError(f"{path} is damaged: not valid JSON ({error})") from None
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    ok = manifest.get("format") == FORMAT if isinstance(manifest, dict) else False
+    if not ok or not isinstance(files, dict) or not set(files) <= set(FILES):
+        raise ResultsDamagedError(
+            f"{path} is damaged: expected format {FORMAT!r} listing only {list(FILES)}"
+        )
+    return manifest
+
+
+def _verified(src: Path, name: str, entry: Any) -> bytes:
+    path = src / name
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ResultsDamagedError(f"{path} is missing: the results folder is damaged") from None
+    if not isinstance(entry, dict) or entry.get("bytes") != len(data):
+        raise ResultsDamagedError(
+            f"{path} is damaged: {len(data)} bytes, the manifest says {entry!r:.80}"
+        )
+    if entry.get("xxh3") != bytes_digest(data):
+        raise ResultsDamagedError(
+            f"{path} is damaged: its content changed after it was saved (checksum mismatch)"
+        )
+    return data
 
 
 def metrics_frame(scores: dict[str, dict[str, Tensor]]) -> pl.DataFrame:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -10,7 +11,7 @@ import torch
 from jaxtyping import Bool, Int
 from torch import Tensor
 
-from probes.errors import ProbeInputError
+from probes.errors import EmptySplitWarning, ProbeInputError
 
 TRAIN, DEV, TEST, UNUSED = 0, 1, 2, -1
 SPLIT_NAMES = ("train", "dev", "test")
@@ -101,3 +102,14 @@ def split_codes(
             "splits: no item is in train; assign training items (e.g. random_splits(n_items))."
         )
     return codes
+
+
+def warn_empty_test(codes: Int[Tensor, " item"]) -> None:
+    """Warn (`EmptySplitWarning`) when no item is in test: every test metric will be NaN."""
+    if not bool((codes == TEST).any()):
+        warnings.warn(
+            "splits: no item is in test, so every test metric is NaN; assign test items (e.g."
+            " random_splits(n_items)) or read the dev metrics.",
+            EmptySplitWarning,
+            stacklevel=3,
+        )

@@ -12,7 +12,10 @@ training it alone (a one-probe grid) with the same seed, up to float reassociati
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+import polars as pl
 import torch
 from jaxtyping import Float, Int, Shaped
 from torch import Tensor
@@ -20,7 +23,7 @@ from tqdm.auto import tqdm
 
 from probes.config import TrainConfig
 from probes.control import control_labels
-from probes.errors import ProbeConfigError, ProbeInputError
+from probes.errors import ProbeConfigError, ProbeDivergedWarning, ProbeInputError
 from probes.evaluate import Evaluator
 from probes.grid import ProbeGrid, ProbeLayout
 from probes.heads import Head, make_head
@@ -36,7 +39,7 @@ from probes.linear import BatchedProbes, LinearProbes, MLPProbes
 from probes.mdl import block_bounds, grid_codelengths, prefix_size, uniform_codelength
 from probes.optim import MaskedAdamW
 from probes.results import ProbeResults, codelength_frame, metrics_frame
-from probes.splits import DEV, TRAIN, Splits, split_codes
+from probes.splits import DEV, TRAIN, Splits, split_codes, warn_empty_test
 from probes.streams import DropoutStreams, RowStreams
 
 
@@ -70,6 +73,7 @@ def fit_probes(
             "splits: no item is in dev; the best epoch is chosen on dev (Holmes), so assign"
             " dev items (e.g. random_splits(n_items))."
         )
+    warn_empty_test(codes)
     target = check_targets(targets, n_items, num_classes)
     warn_absent_classes(target, codes)
     head = make_head(target.kind, target.num_classes)
@@ -177,7 +181,12 @@ class _Sweep:
         """Final evaluation with each probe's best-epoch parameters."""
         blocks = self.grid.mdl_blocks
         scores, bits = self.evaluator.final(self.train_members(), with_bits=blocks is not None)
-        frame = self.layout.frame().with_columns(best_epoch=self.evaluator.best_epoch.cpu().numpy())
+        diverged = self.evaluator.diverged_epoch.cpu()
+        scores = unscored(scores, diverged)
+        frame = self.layout.frame().with_columns(
+            best_epoch=self.evaluator.best_epoch.cpu().numpy(),
+            diverged_epoch=pl.Series(diverged.numpy()).replace(0, None),
+        )
         codelengths = None
         if blocks is not None and bits is not None:
             n_train, k = len(self.train_items), self.target.num_classes
@@ -191,6 +200,7 @@ class _Sweep:
                 orders,
                 k,
             )
+            online[(diverged > 0).view(self.layout.shape).any(dim=0)] = torch.nan
             lay, uniform = self.layout, uniform_codelength(n_train, k)
             codelengths = codelength_frame(online, lay.seeds, lay.sites, lay.variants, uniform)
         return ProbeResults(
@@ -201,6 +211,27 @@ class _Sweep:
             kind=self.grid.kind,
             head=self.target.kind,
         )
+
+
+def unscored(
+    scores: dict[str, dict[str, Tensor]], diverged_epoch: Int[Tensor, " probe"]
+) -> dict[str, dict[str, Tensor]]:
+    """Metrics with NaN for every probe that diverged (never scored), and a warning naming them."""
+    bad = diverged_epoch > 0
+    if not bool(bad.any()):
+        return scores
+    warnings.warn(
+        f"fit_probes: {int(bad.sum())} of {len(bad)} probes diverged (parameters or dev loss"
+        f" became NaN or inf, first at epoch {int(diverged_epoch[bad].min())}); their metrics"
+        " are NaN and probes['diverged_epoch'] says when. Lower TrainConfig.lr or scale the"
+        " features.",
+        ProbeDivergedWarning,
+        stacklevel=3,
+    )
+    return {
+        split: {name: torch.where(bad.to(v.device), torch.nan, v.double()) for name, v in m.items()}
+        for split, m in scores.items()
+    }
 
 
 def _site_features(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from suites.tasks import TaskError
+from suites.text_files import utf8_lines
 
 
 def read_jsonl(path: Path, required: Sequence[str], what: str) -> list[tuple[int, dict[str, Any]]]:
@@ -16,23 +17,28 @@ def read_jsonl(path: Path, required: Sequence[str], what: str) -> list[tuple[int
     `what` names a record in messages, e.g. "a BLiMP line".
     """
     records = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise TaskError(f"{path}:{number}: not valid JSON ({error.msg})") from error
-            if not isinstance(record, dict):
-                raise TaskError(f"{path}:{number}: not a JSON object; {what} is one object")
-            missing = [f for f in required if not str(record.get(f, "")).strip()]
-            if missing:
-                raise TaskError(
-                    f"{path}:{number}: {missing} missing or empty; {what} needs"
-                    f" {', '.join(required)}"
-                )
-            records.append((number, record))
+    for number, line in enumerate(utf8_lines(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise TaskError(f"{path}:{number}: not valid JSON ({error.msg})") from error
+        if not isinstance(record, dict):
+            raise TaskError(f"{path}:{number}: not a JSON object; {what} is one object")
+        missing = [f for f in required if not str(record.get(f, "")).strip()]
+        if missing:
+            raise TaskError(
+                f"{path}:{number}: {missing} missing or empty; {what} needs {', '.join(required)}"
+            )
+        wrong = {f: record[f] for f in required if not isinstance(record[f], str)}
+        if wrong:
+            name, value = next(iter(wrong.items()))
+            raise TaskError(
+                f"{path}:{number}: field {name!r} is {type(value).__name__} {value!r:.40}; in"
+                f" {what} the fields {', '.join(required)} are strings"
+            )
+        records.append((number, record))
     if not records:
         raise TaskError(f"{path} holds no records; check the file")
     return records

@@ -46,7 +46,8 @@ class StaticSubject(Subject):
         self.name, self.init, self.kind = table.source, init, "static"
         self.dim = table.dim
         self.device = torch.device("cpu")
-        self.fingerprint = fingerprint({"static": table.source, "init": init, "oov": oov})
+        identity = {"static": table.source, "digest": table.digest, "init": init, "oov": oov}
+        self.fingerprint = fingerprint(identity)
         self.oov_report: dict[str, int] = {"words": 0, "oov": 0}
 
     @property

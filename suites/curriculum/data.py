@@ -58,12 +58,21 @@ def _read_rows(path: Path, split: str) -> list[dict]:
                 "label": str(record["gold_label"]),
                 "split": split,
                 "key": str(record["hypothesis"]),
-                "idx": int(record.get("idx", number - 1)),
+                "idx": _index(record.get("idx", number - 1), path, number),
             }
         )
     if not rows:
         raise TaskError(f"{path} holds no NLI pairs; check the file")
     return rows
+
+
+def _index(value: object, path: Path, number: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TaskError(
+            f"{path}:{number}: idx {value!r} is a {type(value).__name__}; idx is the pair's"
+            " integer id (or leave it out: the line order is used)"
+        )
+    return value
 
 
 def _phenomenon_files(path: Path) -> list[tuple[Path, str]]:

@@ -10,6 +10,7 @@ forms joined by `SpaceAfter`).
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,9 +18,12 @@ from typing import Literal
 
 from suites.datasets.errors import DataNotFoundError
 from suites.tasks import Task, TaskError, make_frame
+from suites.text_files import utf8_lines
 
 ConlluTask = Literal["upos", "xpos", "deprel", "arc"]
 TASKS = ("upos", "xpos", "deprel", "arc")
+RANGE = re.compile(r"[0-9]+-[0-9]+")  # a multi-word token's ID, e.g. 3-4
+EMPTY_NODE = re.compile(r"[0-9]+\.[0-9]+")  # an enhanced-graph empty node's ID, e.g. 8.1
 PHENOMENA = {
     "upos": ("part of speech", "morphology"),
     "xpos": ("part of speech (fine)", "morphology"),
@@ -66,17 +70,25 @@ def _sentence(rows: list[tuple[int, list[str]]], text: str | None, path: Path) -
     words: dict[int, list[str]] = {}
     for line, cols in rows:
         ident = cols[0]
-        if "." in ident:
+        if EMPTY_NODE.fullmatch(ident):
             continue  # empty node: not in the surface text
-        if "-" in ident:
+        if RANGE.fullmatch(ident):
             first, last = (int(x) for x in ident.split("-"))
+            if not 0 < first < last:
+                raise TaskError(
+                    f"{path}:{line}: ID range {ident!r} must run from a word to a later word"
+                    " (e.g. 3-4)"
+                )
             surface.append((first, last, cols[1], cols))
-        elif ident.isdigit():
+        elif ident.isdigit() and int(ident) > 0:
             words[int(ident)] = [*cols, str(line)]
             if not any(a <= int(ident) <= b for a, b, _, _ in surface):
                 surface.append((int(ident), int(ident), cols[1], cols))
         else:
-            raise TaskError(f"{path}:{line}: ID {ident!r} is not a word, range or empty node")
+            raise TaskError(
+                f"{path}:{line}: ID {ident!r} is not a word (1, 2, ...), a multi-word range"
+                " (3-4) or an empty node (8.1)"
+            )
     if text is None:
         text = "".join(
             form + ("" if "SpaceAfter=No" in cols[9] else " ") for _, _, form, cols in surface
@@ -97,9 +109,21 @@ def _sentence(rows: list[tuple[int, list[str]]], text: str | None, path: Path) -
                 spans[i] = (start, end)
     out = []
     for i, cols in sorted(words.items()):
-        head = int(cols[6]) if cols[6].isdigit() else -1
+        head = _head(cols[6], len(words), path, int(cols[10]))
         out.append(Word(i, cols[1], cols[3], cols[4], head, cols[7], *spans[i]))
     return Sentence(text, out, first_line)
+
+
+def _head(value: str, n_words: int, path: Path, line: int) -> int:
+    """HEAD as an index (0 = root); -1 for `_` (no syntax annotated)."""
+    if value == "_":
+        return -1
+    if not value.isdigit() or int(value) > n_words:
+        raise TaskError(
+            f"{path}:{line}: HEAD {value!r} is not a word of this sentence; HEAD is 0 (the root),"
+            f" a word ID 1..{n_words}, or _ when the treebank has no syntax"
+        )
+    return int(value)
 
 
 def read_sentences(path: str | Path) -> Iterator[Sentence]:
@@ -109,25 +133,23 @@ def read_sentences(path: str | Path) -> Iterator[Sentence]:
         raise DataNotFoundError(f"{path}: no such CoNLL-U file")
     rows: list[tuple[int, list[str]]] = []
     text: str | None = None
-    with path.open(encoding="utf-8") as handle:
-        for number, raw in enumerate(handle, start=1):
-            line = raw.rstrip("\n")
-            if line.startswith("#"):
-                if line.startswith("# text = "):
-                    text = line[len("# text = ") :]
-                continue
-            if not line.strip():
-                if rows:
-                    yield _sentence(rows, text, path)
-                rows, text = [], None
-                continue
-            cols = line.split("\t")
-            if len(cols) != 10:
-                raise TaskError(
-                    f"{path}:{number}: {len(cols)} tab-separated columns; CoNLL-U needs 10"
-                    " (ID FORM LEMMA UPOS XPOS FEATS HEAD DEPREL DEPS MISC)"
-                )
-            rows.append((number, cols))
+    for number, line in enumerate(utf8_lines(path), start=1):
+        if line.startswith("#"):
+            if line.startswith("# text = "):
+                text = line[len("# text = ") :]
+            continue
+        if not line.strip():
+            if rows:
+                yield _sentence(rows, text, path)
+            rows, text = [], None
+            continue
+        cols = line.split("\t")
+        if len(cols) != 10:
+            raise TaskError(
+                f"{path}:{number}: {len(cols)} tab-separated columns; CoNLL-U needs 10"
+                " (ID FORM LEMMA UPOS XPOS FEATS HEAD DEPREL DEPS MISC)"
+            )
+        rows.append((number, cols))
     if rows:
         yield _sentence(rows, text, path)
 

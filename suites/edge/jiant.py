@@ -7,6 +7,7 @@ from pathlib import Path
 
 from suites.datasets.errors import DataNotFoundError
 from suites.tasks import TargetType, Task, TaskError, make_frame
+from suites.text_files import utf8_lines
 
 
 def _char_offsets(text: str) -> list[tuple[int, int]]:
@@ -34,7 +35,7 @@ def read_jiant(path: str | Path, *, split: str | None = None, name: str | None =
     if not path.is_file():
         raise DataNotFoundError(f"{path}: no such jiant JSON-lines file")
     rows, multilabel = [], None
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(utf8_lines(path), start=1):
         if not line.strip():
             continue
         try:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from suites.datasets.errors import DataNotFoundError
 from suites.tasks import Task, TaskError, make_frame
+from suites.text_files import utf8_lines
 
 TAG = re.compile(r"</?e[12]>")
 
@@ -39,7 +40,7 @@ def read_semeval(path: str | Path, *, split: str | None = None) -> Task:
     if not path.is_file():
         raise DataNotFoundError(f"{path}: no such SemEval-2010 Task 8 file")
     which = split or ("test" if "test" in path.name.lower() else "train")
-    lines = path.read_text(encoding="utf-8-sig").splitlines()
+    lines = utf8_lines(path)
     rows = []
     number = 0
     while number < len(lines):

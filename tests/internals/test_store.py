@@ -89,4 +89,4 @@ def test_float16_store_returns_the_stored_values_every_time(minilm, tmp_path):
 def test_different_data_or_pooling_use_different_shards(minilm, tmp_path):
     run(minilm, tmp_path)
     run(minilm, tmp_path, pool="max")
-    assert len([p for p in (tmp_path / minilm.fingerprint).iterdir() if p.is_dir()]) == 2
+    assert len([p for p in (tmp_path / minilm.content_key()).iterdir() if p.is_dir()]) == 2

@@ -38,6 +38,7 @@ def test_save_and_load_round_trip(synthetic: Synthetic, tmp_path: Path) -> None:
     res.save(tmp_path / "run")  # overwriting is fine
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == [
         "codelengths.parquet",
+        "manifest.json",
         "metrics.parquet",
         "probes.parquet",
         "weights.safetensors",
