@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from internals.store import atomic_write_bytes
+from lingprobe.atomic import atomic_write_bytes
 from suites.datasets.errors import DataNotFoundError
 
 MANIFEST = "manifest.json"

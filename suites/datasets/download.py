@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 import pooch
 import requests
 
-from internals.store import atomic_write_bytes
+from lingprobe.atomic import atomic_write_bytes
 from suites.datasets.errors import DataIntegrityError, DataNotFoundError
 from suites.datasets.home import ENV_HOME, ENV_MIRROR
 from suites.datasets.integrity import sha256_of

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from internals.store import atomic_write_bytes
+from lingprobe.atomic import atomic_write_bytes
 from suites.datasets.download import download, local_mirror
 from suites.datasets.embedded import embedded_bytes
 from suites.datasets.errors import DataError, DataIntegrityError, UnknownDatasetError

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from internals.store import atomic_write_bytes
+from lingprobe.atomic import atomic_write_bytes
 from suites.outputs import write_table
 from suites.schema import RESULTS_SCHEMA, score_table
 from suites.sweep.records import read_failures, read_results

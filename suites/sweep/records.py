@@ -21,7 +21,7 @@ from typing import Any
 
 import polars as pl
 
-from internals.store import atomic_write_bytes
+from lingprobe.atomic import atomic_write_bytes
 from suites.outputs import write_table
 from suites.sweep.units import Unit, UnitOutcome
 
