@@ -26,16 +26,19 @@ def seed_scores(table: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
     `control` and `selectivity` are null where no control probes ran.
     """
     keys = list(keys)
-    task = table.filter(pl.col("variant") == "task").select(*keys, "seed", task="value")
-    control = table.filter(pl.col("variant") == "control").select(*keys, "seed", control="value")
+    on_task, on_control = "__task_value", "__control_value"  # keys may hold `task` (a name)
+    task = table.filter(pl.col("variant") == "task").select(*keys, "seed", **{on_task: "value"})
+    control = table.filter(pl.col("variant") == "control").select(
+        *keys, "seed", **{on_control: "value"}
+    )
     paired = task.join(control, on=[*keys, "seed"], how="left", nulls_equal=True)
     return (
         paired.group_by(keys)
         .agg(
-            score=pl.col("task").mean(),
-            sigma=pl.col("task").std(),
-            control=pl.col("control").mean(),
-            selectivity=(pl.col("task") - pl.col("control")).mean(),
+            score=pl.col(on_task).mean(),
+            sigma=pl.col(on_task).std(),
+            control=pl.col(on_control).mean(),
+            selectivity=(pl.col(on_task) - pl.col(on_control)).mean(),
             n_seeds=pl.col("seed").n_unique().cast(pl.Int64),
         )
         .sort(keys, nulls_last=True)

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
+from probes.inputs import TargetKind
+from probes.splits import SPLIT_NAMES
 from suites.errors import TaskError
 
 HFData = Any  # a datasets.Dataset, a datasets.DatasetDict, a hub name or a local file path
-TargetType = Literal["class", "multilabel", "regression"]
-SPLIT_NAMES = ("train", "dev", "test")
+TargetType = TargetKind
 STANDARD_SPLITS = {"train": "train", "validation": "dev", "valid": "dev", "dev": "dev"}
 STANDARD_SPLITS |= {"test": "test"}
 FILE_BUILDERS = {".parquet": "parquet", ".csv": "csv", ".tsv": "csv", ".json": "json"}
@@ -116,7 +117,7 @@ def _label_kind(datasets: Any, feature: Any, values: Sequence[Any]) -> tuple[Tar
     """(target type, class names or []) from the label column's feature and values."""
     inner = getattr(feature, "feature", None)
     if isinstance(feature, datasets.ClassLabel):
-        return "class", list(feature.names)
+        return "classification", list(feature.names)
     if isinstance(inner, datasets.ClassLabel):
         return "multilabel", list(inner.names)
     first = next((v for v in values if v is not None), None)
@@ -124,7 +125,7 @@ def _label_kind(datasets: Any, feature: Any, values: Sequence[Any]) -> tuple[Tar
         return "multilabel", []
     if isinstance(first, float):
         return "regression", []
-    return "class", []
+    return "classification", []
 
 
 def _spans(value: Any, column: str, row: int) -> list[list[int]]:
@@ -175,7 +176,7 @@ def task_rows(
         names = names or class_names
         for i, record in enumerate(table):
             value = record[label]
-            if kind == "class":
+            if kind == "classification":
                 value = class_names[value] if class_names else str(value)
             elif kind == "multilabel":
                 value = [class_names[v] if class_names else str(v) for v in value]

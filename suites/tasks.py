@@ -16,19 +16,23 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
 import polars as pl
 import torch
 from torch import Tensor
 
 from internals import SpanItem
+from probes.inputs import TargetKind
+from probes.splits import SPLIT_NAMES
 from suites.errors import TaskError
 from suites.hf_source import HFData, dataset_name, load_tables, task_rows
 
-TargetType = Literal["class", "multilabel", "regression"]
-SPLITS = ("train", "dev", "test")
-SPLIT_CODES = {"train": 0, "dev": 1, "test": 2}
+TargetType = TargetKind  # the kinds `probes` trains: classification, multilabel, regression
+SPLITS = SPLIT_NAMES
+SPLIT_CODES = {
+    name: code for code, name in enumerate(SPLIT_NAMES)
+}  # probes: 0 train, 1 dev, 2 test
 PAIR_SEPARATOR = " ||| "
 SCHEMA = {
     "text": pl.String,
@@ -52,7 +56,7 @@ def make_frame(rows: Sequence[dict[str, Any]], target_type: TargetType) -> pl.Da
     if not rows:
         raise TaskError("the dataset is empty; give at least one item")
     label_type = {
-        "class": pl.String,
+        "classification": pl.String,
         "multilabel": pl.List(pl.String),
         "regression": pl.Float64,
     }[target_type]
@@ -80,7 +84,7 @@ class Task:
 
     name: str
     frame: pl.DataFrame
-    target_type: TargetType = "class"
+    target_type: TargetType = "classification"
     labels: tuple[str, ...] = ()
     phenomenon: str = ""
     phenomenon_type: str = ""  # morphology | syntax | semantics | reasoning | discourse

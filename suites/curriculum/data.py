@@ -117,13 +117,13 @@ def read_files(paths: Sequence[str | Path], phenomenon: str) -> Task:
 def _task(files: list[tuple[Path, str]], phenomenon: str, source: str) -> Task:
     rows = [row for file, split in files for row in _read_rows(file, split)]
     scheme = label_scheme([r["label"] for r in rows])
-    frame = make_frame(rows, "class").with_columns(
+    frame = make_frame(rows, "classification").with_columns(
         pl.Series("idx", [r["idx"] for r in rows], dtype=pl.Int64)
     )
     return Task(
         name=f"curriculum/{phenomenon}",
         frame=frame,
-        target_type="class",
+        target_type="classification",
         labels=SCHEMES[scheme],
         phenomenon=phenomenon,
         phenomenon_type=PHENOMENON_TYPES.get(phenomenon, ""),

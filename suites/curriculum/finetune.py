@@ -19,6 +19,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from internals.random_init import seeded_global_rng
 from probes.splits import TRAIN
 from suites.curriculum.config import CurriculumConfig
 from suites.curriculum.labels import ModelLabels, matthews
@@ -102,21 +103,23 @@ def fine_tune(
         optimizer, lambda s: s / warm if s < warm else max(0.0, (total - s) / max(1, total - warm))
     )
     gen = torch.Generator().manual_seed(seed)
-    torch.manual_seed(seed)  # dropout
     model.train()
     losses = []
-    bar = tqdm(total=total, disable=not progress, desc=f"fine-tune {task.phenomenon}")
-    for _ in range(config.epochs):
-        order = torch.randperm(len(data), generator=gen).tolist()
-        for start in range(0, len(order), config.batch_size):
-            batch = [data[i] for i in order[start : start + config.batch_size]]
-            loss = _batch_loss(model, tokenizer, batch, labels, task.labels, config.max_length)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-            losses.append(float(loss.detach()))
-            bar.update(1)
+    bar = tqdm(total=total, disable=not progress, desc=f"fine-tune {task.phenomenon}", unit="step")
+    # The model's dropout draws from torch's global generator: seed it inside a fork, so the
+    # caller's random state is neither read nor changed.
+    with seeded_global_rng(seed, model):
+        for _ in range(config.epochs):
+            order = torch.randperm(len(data), generator=gen).tolist()
+            for start in range(0, len(order), config.batch_size):
+                batch = [data[i] for i in order[start : start + config.batch_size]]
+                loss = _batch_loss(model, tokenizer, batch, labels, task.labels, config.max_length)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                schedule.step()
+                losses.append(float(loss.detach()))
+                bar.update(1)
     bar.close()
     model.eval()
     return losses

@@ -239,8 +239,8 @@ def read_conllu(
     phenomenon, kind = PHENOMENA[task]
     return Task(
         f"{path.stem}:{task}",
-        make_frame(rows, "class"),
-        "class",
+        make_frame(rows, "classification"),
+        "classification",
         phenomenon=phenomenon,
         phenomenon_type=kind,
         metadata={"source": str(path), "task": task},

@@ -92,10 +92,10 @@ class EdgeResults:
 def prepare(train: Task, test: Task, config: EdgeConfig) -> Task:
     """Train (+ carved dev) and test in one task; test items with unseen labels are dropped."""
     seen = set(train.labels)
-    if test.target_type == "class":
+    if test.target_type == "classification":
         test = test.with_frame(test.frame.filter(pl.col("label").is_in(sorted(seen))))
     task = Task.combine(train, test).carve_dev(config.dev_fraction, config.heuristic_seed)
-    if config.balance_binary and task.target_type == "class" and len(task.labels) == 2:
+    if config.balance_binary and task.target_type == "classification" and len(task.labels) == 2:
         task = _balance_test(task, config.heuristic_seed)
     return task
 

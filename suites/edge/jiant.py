@@ -66,5 +66,5 @@ def read_jiant(path: str | Path, *, split: str | None = None, name: str | None =
                     "label": sorted(label) if is_list else str(label),
                 }
             )
-    kind: TargetType = "multilabel" if multilabel else "class"
+    kind: TargetType = "multilabel" if multilabel else "classification"
     return Task(name or path.stem, make_frame(rows, kind), kind, metadata={"source": str(path)})

@@ -63,8 +63,8 @@ def read_semeval(path: str | Path, *, split: str | None = None) -> Task:
             number += 1
     return Task(
         f"semeval2010:{which}",
-        make_frame(rows, "class"),
-        "class",
+        make_frame(rows, "classification"),
+        "classification",
         phenomenon="relation classification",
         phenomenon_type="semantics",
         metadata={"source": str(path)},

@@ -62,8 +62,8 @@ def read_blimp(
     field, term = str(first.get("field", "")), str(first.get("linguistics_term", ""))
     task = Task(
         name=name,
-        frame=make_frame(rows, "class"),
-        target_type="class",
+        frame=make_frame(rows, "classification"),
+        target_type="classification",
         labels=("bad", "good"),
         phenomenon=HOLMES_PHENOMENON.get(term, term.replace("_", " ")),
         phenomenon_type=HOLMES_TYPE.get(field, field),

@@ -149,7 +149,7 @@ def read_holmes(
         row["where"] = where  # for error messages only; make_frame ignores it
         rows.append(row)
     _check_widths(rows, samples)
-    target_type: TargetType = "regression" if config.regression else "class"
+    target_type: TargetType = "regression" if config.regression else "classification"
     entry = lookup(config.probe_name, data)
     task = Task(
         name=config.probe_name,

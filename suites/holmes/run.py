@@ -251,7 +251,9 @@ def holmes_unit(
 ) -> pl.DataFrame:
     """One (model, dataset) unit: features, ONE probe grid, the unit's result rows."""
     chosen = tuple(dict.fromkeys(site_rules.select(subject, config.layers)))  # "0,-1" on GloVe
-    grid = replace(config.grid, mdl=config.grid.mdl if task.target_type == "class" else False)
+    grid = replace(
+        config.grid, mdl=config.grid.mdl if task.target_type == "classification" else False
+    )
     run = probe_task(
         subject,
         task,

@@ -23,7 +23,7 @@ from suites.schema import conform, score_table
 from suites.suite import ranked_site
 
 SUITE = "holmes"
-PRIMARY_METRIC = {"class": "macro_f1", "multilabel": "macro_f1", "regression": "pearson"}
+PRIMARY_METRIC = {"classification": "macro_f1", "multilabel": "macro_f1", "regression": "pearson"}
 COUNT, COMPRESSION = "n_items", "compression"
 
 

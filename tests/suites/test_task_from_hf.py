@@ -28,7 +28,11 @@ def table() -> Dataset:
 
 def test_an_in_memory_dataset_keeps_class_label_order_and_reads_spans(table):
     task = Task.from_hf(table, text="sentence", label="number", spans="subject", name="num")
-    assert (task.name, task.target_type, task.labels) == ("num", "class", ("singular", "plural"))
+    assert (task.name, task.target_type, task.labels) == (
+        "num",
+        "classification",
+        ("singular", "plural"),
+    )
     assert task.frame["label"].to_list() == ["singular", "plural", "singular", "plural"]
     assert task.frame["spans"].to_list()[0] == [[4, 7]] and task.keys[0] == "cat"
     assert task.frame["split"].unique().to_list() == ["train"]

@@ -68,7 +68,7 @@ def _toy(n_per_class: int, separable: bool, seed: int = 0) -> tuple[Task, NLIFea
         {"text": f"p{i}", "text_pair": f"h{i}", "label": names[int(y)], "split": s}
         for i, (y, s) in enumerate(zip(labels, split))
     ]
-    task = Task("toy", make_frame(rows, "class"), labels=names, phenomenon="toy")
+    task = Task("toy", make_frame(rows, "classification"), labels=names, phenomenon="toy")
     noise = torch.randn(n, 1, 8, generator=gen)
     signal = torch.nn.functional.one_hot(labels, 8).float()[:, None] * 4.0
     premise = noise + (signal if separable else 0)

@@ -9,7 +9,7 @@ from suites.edge import classify, filtered_test_sets, heuristics
 from suites.tasks import Task, make_frame
 
 
-def span_task(name, rows, split, kind="class"):
+def span_task(name, rows, split, kind="classification"):
     """rows: (word, label) -> one item per word, span = the word in 'x WORD y'."""
     frame = make_frame(
         [
@@ -32,9 +32,9 @@ def pair_task(name, rows, split):
             }
             for a, b, y in rows
         ],
-        "class",
+        "classification",
     )
-    return Task(name, frame, "class")
+    return Task(name, frame, "classification")
 
 
 TRAIN = span_task(

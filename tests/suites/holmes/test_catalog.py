@@ -129,7 +129,7 @@ def _words(n_sentences: int, words: int) -> Task:
         for i in range(n_sentences)
         for _ in range(words)
     ]
-    return Task("words", make_frame(rows, "class"))
+    return Task("words", make_frame(rows, "classification"))
 
 
 def test_limit_items_keeps_whole_sentences_until_the_cap():

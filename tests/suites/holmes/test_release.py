@@ -18,7 +18,7 @@ def test_sentence_task_and_folds():
     assert (task.name, task.input_type, task.target_type) == (
         "fixture-sentence",
         "sentence",
-        "class",
+        "classification",
     )
     assert task.labels == ("bad", "good")
     assert task.frame["split"].to_list() == ["train", "train", "train", "dev", "test", "test"]
