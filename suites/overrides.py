@@ -74,7 +74,8 @@ def convert(name: str, value: Any, hint: Any) -> Any:
                 raise ValueError
             return hint(value)
         except (TypeError, ValueError):
-            raise OverrideError(f"{name}={value!r}: give a {hint.__name__}") from None
+            what = "an integer" if hint is int else "a number"
+            raise OverrideError(f"{name}={value!r}: give {what}") from None
     if hint is str:
         return str(value)
     if origin in (tuple, Sequence, list):

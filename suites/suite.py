@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -49,10 +49,10 @@ class Limits:
     blimp_pairs: int | None = None
 
     def __post_init__(self) -> None:
-        for field in dataclasses.fields(self):
-            value = getattr(self, field.name)
+        for cap in dataclasses.fields(self):
+            value = getattr(self, cap.name)
             if value is not None and (isinstance(value, bool) or int(value) < 1):
-                raise OverrideError(f"limits.{field.name}={value!r}: give a positive integer")
+                raise OverrideError(f"limits.{cap.name}={value!r}: give a positive integer")
 
     def per_split(self) -> dict[str, int | None]:
         """The item caps by split name."""
@@ -65,7 +65,7 @@ class RunContext:
 
     out: Path
     store: Path | None = None
-    data: DataSource | str | Path | None = None
+    data: DataSource = field(default_factory=DataSource)
     device: str | None = None
     progress: bool = True
 

@@ -13,7 +13,7 @@ from internals import sites as site_rules
 from suites.datasets import DataSource, registry_reference
 from suites.edge import cli
 from suites.edge.experiment import SUITE, EdgeConfig, prepare, run_edge
-from suites.edge.readers import read_task
+from suites.edge.readers import read_task, task_name
 from suites.edge.report import render, render_tables, save_unit
 from suites.errors import TaskError
 from suites.suite import RunContext, TaskGroup
@@ -54,7 +54,8 @@ class EdgeSuite:
 
     def units(self, config: EdgeConfig, data: DataSource) -> list[TaskGroup]:
         """One unit per model: the config's task."""
-        return [TaskGroup(config.name or config.task, (config.task,))]
+        name = config.name or task_name(config.task, config.train_file, config.task)
+        return [TaskGroup(name, (config.task,))]
 
     def _read(self, config: EdgeConfig, data: DataSource | str | Path | None) -> tuple[Task, Task]:
         cap = config.limits.sentences

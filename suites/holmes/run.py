@@ -199,11 +199,19 @@ def _check_config(folder: Path, config: HolmesConfig) -> None:
         raise HolmesRunError(f"{folder} holds a {old.get('suite')!r} run; use another --out")
     identity = config.identity()
     if old.get("config") != identity:
-        changed = sorted(k for k in identity if old.get("config", {}).get(k) != identity[k])
+        changed = changed_settings(old.get("config", {}), identity)
         raise HolmesRunError(
             f"{folder} was run with other settings ({', '.join(changed)} differ); resume"
             " with the same settings or write to another --out"
         )
+
+
+def changed_settings(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """Dotted names of the settings that differ between two config dicts (`grid.seeds`)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        keys = sorted(set(old) | set(new))
+        return [c for k in keys for c in changed_settings(old.get(k), new.get(k), f"{prefix}{k}.")]
+    return [] if old == new else [prefix.rstrip(".")]
 
 
 def _write_manifest(
@@ -265,5 +273,5 @@ def holmes_unit(
         device=device,
         progress=progress,
     )
-    rows = unit_rows(run, unit)
+    rows = unit_rows(run, config.fractions, unit)
     return rows if label is None else rows.with_columns(model=pl.lit(label))

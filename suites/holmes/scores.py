@@ -32,9 +32,10 @@ def primary_metric(target_type: str) -> str:
     return PRIMARY_METRIC[target_type]
 
 
-def unit_rows(run: ProbeRun, unit: str = "") -> pl.DataFrame:
-    """Every probe's metrics, compression and item counts of one run, in the results schema."""
-    rows = run.rows(SUITE, unit)
+def unit_rows(run: ProbeRun, fractions: tuple[float, ...], unit: str = "") -> pl.DataFrame:
+    """Every probe's metrics at the train `fractions`, compression (the MDL block probes'
+    summary) and item counts of one run, in the results schema."""
+    rows = run.rows(SUITE, unit).filter(pl.col("mask").is_in(list(fractions)))
     labels = {
         "model": run.model,
         "init": run.init,

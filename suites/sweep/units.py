@@ -15,6 +15,7 @@ from typing import Any
 
 import polars as pl
 
+from suites.datasets import as_source
 from suites.suite import RunContext, TaskGroup
 from suites.sweep.config import ModelSpec
 
@@ -57,7 +58,7 @@ class UnitContext:
         return RunContext(
             out=self.folder(unit_id),
             store=self.store,
-            data=self.data,
+            data=as_source(self.data, progress=False),
             device=self.device,
             progress=self.progress,
         )

@@ -117,13 +117,12 @@ def test_rerun_skips_finished_units_and_refuses_other_settings(holmes_out, monke
         raise AssertionError("a finished unit was run again")
 
     monkeypatch.setattr(holmes_run, "probe_task", refuse)
-    again = run_holmes(
-        [minilm, "minilm@random", "glove:6B.50d"], TASKS, out, config=CONFIG, progress=False
-    )
+    models = [minilm, "minilm@random", "glove:6B.50d"]
+    again = run_holmes(models, TASKS, out, config=CONFIG, data="samples", progress=False)
     assert again.equals(board)
     with pytest.raises(HolmesRunError, match=r"other settings .*seeds"):
         one_seed = with_probe(HolmesConfig(), seeds=(0,))
-        run_holmes(["glove:6B.50d"], TASKS, out, config=one_seed, progress=False)
+        run_holmes(["glove:6B.50d"], TASKS, out, config=one_seed, data="samples", progress=False)
 
 
 @pytest.mark.slow

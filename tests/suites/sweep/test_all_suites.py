@@ -68,7 +68,7 @@ def test_dry_run_lists_units_of_every_suite(tmp_path, capsys):
     assert main(["sweep", str(path), "--dry-run"]) == 0
     printed = capsys.readouterr().out
     assert "8 units: 0 done, 0 failed, 8 to run" in printed
-    for name in ("blimp-causative", "conllu:upos", "boolean", "cc:length"):
+    for name in ("blimp-causative", "ud-english-ewt:upos", "boolean", "cc:length"):
         assert name in printed
 
 
@@ -88,7 +88,7 @@ def test_every_suite_in_one_leaderboard(local_run):
     assert set(board["suite"]) == set(SUITES)
     assert set(board["model"]) == {"minilm", "minilm@random"}
     tasks = set(board["task"])
-    assert {"blimp-causative", "conllu:upos", "curriculum-boolean", "cc:length"} <= tasks
+    assert {"blimp-causative", "ud-english-ewt:upos", "curriculum-boolean", "cc:length"} <= tasks
     test = board.filter((pl.col("split") == "test") & pl.col("metric").is_in(["accuracy"]))
     assert test["score"].is_between(0, 1).all()
 

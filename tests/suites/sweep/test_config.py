@@ -130,7 +130,7 @@ def test_defaults(tmp_path):
             ("[probe]\nseeds = 3", "[probe]\nseed = 3"),
             r"#1 \(holmes\): `seed` is not a setting here; did you mean `seeds`",
         ),
-        (("seeds = 3", 'seeds = "x"'), r"seeds='x': give an int"),
+        (("seeds = 3", 'seeds = "x"'), r"seeds='x': give an integer"),
         (
             ('executor = "ray"', 'executor = "slurm"'),
             r"executor = 'slurm': choose one of \('local', 'ray'\)",
