@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import difflib
 import json
 import logging
 from pathlib import Path
@@ -18,7 +19,7 @@ from internals.backends.static import StaticSubject
 from internals.content_hash import config_digest, folder_digest, tokenizer_digest
 from internals.errors import ModelNotFoundError, OptionError
 from internals.layout import config_kind, discover_layout
-from internals.packaged import canonical_name, packaged_path
+from internals.packaged import ALIASES, canonical_name, packaged_path
 from internals.random_init import RANDOM_SCHEMES, reinitialize, seeded_global_rng
 from internals.store import fingerprint
 from internals.subject import Subject
@@ -186,10 +187,14 @@ def _not_found(name: str, error: Exception, source: str | Path) -> ModelNotFound
             f"cannot load {name!r}: the folder has no usable config or tokenizer ({reason});"
             " it needs what save_pretrained writes (config.json, weights, tokenizer files)"
         )
+    short = [*ALIASES, "glove:6B.50d"]
+    close = difflib.get_close_matches(name, short, n=2, cutoff=0.6)
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
     return ModelNotFoundError(
-        f"cannot load {name!r}: it is not a local folder, not a packaged offline model, and the"
-        f" hub could not provide it ({reason or type(error).__name__})."
-        " Check the name, pass a local folder, or unset HF_HUB_OFFLINE to download it"
+        f"cannot load {name!r}: {hint}it is not a local folder, not a packaged offline model"
+        f" ({', '.join(short)}), and the hub could not provide it"
+        f" ({reason or type(error).__name__}). Check the name, pass a local folder, or unset"
+        " HF_HUB_OFFLINE to download it"
     )
 
 

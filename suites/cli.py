@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
+
+from tqdm import tqdm
+from transformers.utils import logging as transformers_logging
 
 from lingprobe.errors import LingprobeError
 from suites.commands import data, demo, report, sweep
@@ -43,7 +47,17 @@ def build_parser() -> argparse.ArgumentParser:
         suite.register(run)
     for command in TOP_COMMANDS:
         command.register(top)
+    _show_defaults(parser)
     return parser
+
+
+def _show_defaults(parser: argparse.ArgumentParser) -> None:
+    """Every command's help shows each option's default."""
+    parser.formatter_class = argparse.ArgumentDefaultsHelpFormatter
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _show_defaults(child)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -58,12 +72,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return 2
+    if not args.verbose:
+        quiet_libraries()
     try:
         return int(handler(args) or 0)
     except LingprobeError as error:
+        close_progress_bars()
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         print(f"lingprobe: error: {message}", file=sys.stderr)
         return 2
+
+
+def quiet_libraries() -> None:
+    """Third-party progress bars and info logs off (model loading, datasets, downloads): the
+    command's own bars say what it does. `--verbose` keeps them."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    transformers_logging.set_verbosity_error()
+    transformers_logging.disable_progress_bar()
+    for name in ("pooch", "nnsight", "transformer_lens", "datasets", "httpx"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def close_progress_bars() -> None:
+    """Close open progress bars so an error prints on a clean line of its own."""
+    for bar in list(getattr(tqdm, "_instances", ())):
+        bar.close()
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ import numpy as np
 import polars as pl
 from jaxtyping import Float
 
+from suites.plot_style import fit
 from suites.plots import save_figure
 from suites.ranking import check_scores, kendall_tau, mwr_from_rates, ranks_of, win_rates
 
@@ -205,17 +206,15 @@ def plot_curve(curve: pl.DataFrame, path: str | Path, title: str = "") -> Path:
     ax.grid(alpha=0.3)
     share = ax.twinx()
     column = "encoded_share" if "encoded_share" in ordered.columns else "train_share"
+    words = {
+        "encoded_share": "share of items encoded",
+        "train_share": "share of train items used",
+    }[column]
     share.plot(
-        xs,
-        ordered[column].to_list(),
-        color="tab:orange",
-        ls="--",
-        marker="s",
-        ms=3,
-        label=column.replace("_", " "),
+        xs, ordered[column].to_list(), color="tab:orange", ls="--", marker="s", ms=3, label=words
     )
-    share.set_ylabel("compute share")
+    share.set_ylabel(words)
     lines = ax.get_lines() + share.get_lines()
     ax.legend(lines, [str(line.get_label()) for line in lines], fontsize=8, loc="upper center")
-    ax.set_title(title or "Reliability vs efficiency")
-    return save_figure(fig, path)
+    ax.set_title(title or "Reliability vs efficiency", fontsize=9)
+    return save_figure(fit(fig), path)

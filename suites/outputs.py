@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,14 @@ import polars as pl
 
 from lingprobe.atomic import atomic_write_bytes
 from suites.datasets.errors import DataNotFoundError
+from suites.errors import TaskError
+from suites.provenance import environment
 
 MANIFEST = "manifest.json"
+
+
+class ManifestError(TaskError):
+    """A results folder's manifest cannot be read."""
 
 
 def write_table(frame: pl.DataFrame, path: str | Path) -> Path:
@@ -24,12 +31,45 @@ def write_table(frame: pl.DataFrame, path: str | Path) -> Path:
     return target
 
 
-def write_manifest(folder: str | Path, suite: str, **details: Any) -> Path:
-    """`manifest.json` naming the suite (so `lingprobe report` knows how to render the folder)."""
+def write_manifest(
+    folder: str | Path, suite: str, *, status: str = "running", **details: Any
+) -> Path:
+    """`manifest.json`: the suite (so `lingprobe report` knows how to render the folder), the
+    run's status and times, this process's provenance (`suites.provenance.environment`: command
+    line, versions, commit, device) and `details` (models, data, settings, units).
+
+    Written atomically when a run starts (status "running") and again when it ends
+    (`finish_manifest`); a later write for the same suite keeps `started` and the details it
+    does not replace, so one manifest covers every task run into the folder.
+    """
     target = Path(folder) / MANIFEST
-    payload = json.dumps({"suite": suite, **details}, indent=2, default=str)
-    atomic_write_bytes(target, payload.encode())
+    old = _existing(target, suite)
+    now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    payload = {
+        **{k: v for k, v in old.items() if k not in ("environment", "finished")},
+        "suite": suite,
+        "status": status,
+        "started": old.get("started", now),
+        "updated": now,
+        "finished": now if status != "running" else None,
+        "environment": environment(),
+        **details,
+    }
+    atomic_write_bytes(target, json.dumps(payload, indent=2, default=str).encode())
     return target
+
+
+def finish_manifest(folder: str | Path, suite: str, status: str = "done", **details: Any) -> Path:
+    """Mark the run in `folder` finished (or "failed"), adding `details`."""
+    return write_manifest(folder, suite, status=status, **details)
+
+
+def _existing(target: Path, suite: str) -> dict[str, Any]:
+    try:
+        old = json.loads(target.read_text())
+    except (OSError, ValueError):
+        return {}
+    return old if isinstance(old, dict) and old.get("suite") == suite else {}
 
 
 def read_manifest(folder: str | Path) -> dict[str, Any]:
@@ -40,4 +80,13 @@ def read_manifest(folder: str | Path) -> dict[str, Any]:
             f"{path} does not exist; point `lingprobe report` at a folder that"
             " `lingprobe run` wrote"
         )
-    return json.loads(path.read_text())
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise ManifestError(f"{path} is not a JSON manifest ({error}); rerun the command") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("suite"), str):
+        raise ManifestError(
+            f'{path} names no suite (a JSON object with a "suite" string); it was not written by'
+            " lingprobe, or was edited: rerun the command that made the folder"
+        )
+    return manifest

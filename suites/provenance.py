@@ -22,6 +22,7 @@ import torch
 from internals import Subject
 from lingprobe import __version__
 from suites.datasets.integrity import sha256_of
+from suites.tasks import Task
 
 LIBRARIES = (
     "torch",
@@ -115,3 +116,46 @@ def dataset_record(name: str, files: Sequence[Path], items: int | None = None) -
         ],
         "items": items,
     }
+
+
+def task_record(task: Task) -> dict[str, Any]:
+    """A task's name, items per split, and its source files with their sha256 (where files)."""
+    sources = [
+        Path(p.strip()) for p in str(task.metadata.get("source", "")).split(",") if p.strip()
+    ]
+    return {
+        "name": task.name,
+        "items": {s: task.split(s).height for s in ("train", "dev", "test")},
+        "files": [
+            {"path": str(p), "sha256": sha256_of(p), "bytes": p.stat().st_size}
+            for p in sources
+            if p.is_file()
+        ],
+    }
+
+
+def describe_manifest(manifest: dict[str, Any]) -> str:
+    """A few lines saying which run made a folder: command, times, versions, models, data."""
+    env = manifest.get("environment") or {}
+    libraries = env.get("libraries") or {}
+    lines = [
+        f"run: {manifest.get('suite')} ({manifest.get('status', 'unknown status')}),"
+        f" started {manifest.get('started', '?')}, finished {manifest.get('finished') or '-'}",
+        f"command: {' '.join(env.get('command', [])) or '?'}",
+        f"lingprobe {env.get('lingprobe', '?')} (commit {env.get('git_commit') or 'n/a'}),"
+        + ", ".join(f" {k} {v}" for k, v in libraries.items() if k in ("torch", "transformers")),
+        f"device: {env.get('device', '?')}",
+    ]
+    for model in manifest.get("models") or []:
+        if isinstance(model, dict):
+            key = str(model.get("content_key", ""))[:16]
+            lines.append(
+                f"model: {model.get('label', model.get('name'))} ({model.get('init')}; key {key})"
+            )
+        else:
+            lines.append(f"model: {model}")
+    for data in manifest.get("data") or []:
+        files = data.get("files", []) if isinstance(data, dict) else []
+        digest = ", ".join(f"{Path(f['path']).name} {f['sha256'][:12]}" for f in files)
+        lines.append(f"data: {data.get('name') if isinstance(data, dict) else data} ({digest})")
+    return "\n".join(lines)

@@ -41,7 +41,12 @@ def _common(parser: argparse.ArgumentParser) -> None:
         type=_csv,
         help="comma-separated model specs (hub id, folder, minilm, smollm2)",
     )
-    parser.add_argument("--init", choices=("pretrained", "random"), default="pretrained")
+    parser.add_argument(
+        "--init",
+        choices=("pretrained", "random"),
+        default="pretrained",
+        help="the models' weights, or their random-init twins",
+    )
     parser.add_argument("--out", required=True, type=Path, help="output folder")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
@@ -76,7 +81,9 @@ def register(parsers: argparse._SubParsersAction) -> None:
     syntax.add_argument(
         "--corpus", type=Path, help="labelled sentences (sentence,label[,pos_pattern])"
     )
-    syntax.add_argument("--corpus-test-fraction", type=float, default=0.3)
+    syntax.add_argument(
+        "--corpus-test-fraction", type=float, default=0.3, help="share of --corpus held out"
+    )
     syntax.add_argument("--store", type=Path, help="activation store folder (cache)")
     syntax.set_defaults(handler=run_syntax)
     semantics = parsers.add_parser(
@@ -86,16 +93,26 @@ def register(parsers: argparse._SubParsersAction) -> None:
         " the two readings, uncalibrated and calibrated (Weissweiler et al. 2022, §4).",
     )
     _common(semantics)
-    semantics.add_argument("--n-instances", type=int, default=SemanticConfig.n_instances)
-    semantics.add_argument("--seed", type=int, default=0)
+    semantics.add_argument(
+        "--n-instances",
+        type=int,
+        default=SemanticConfig.n_instances,
+        help="test instances drawn (pairs x names)",
+    )
+    semantics.add_argument("--seed", type=int, default=0, help="seed of the instance draw")
     semantics.add_argument(
         "--pairs", type=Path, help="TSV comparative<TAB>antonym (default: shipped)"
     )
     semantics.add_argument("--names", type=Path, help="names, one a line (default: shipped)")
     semantics.add_argument(
-        "--causal-score", choices=("sentence", "continuation"), default="sentence"
+        "--causal-score",
+        choices=("sentence", "continuation"),
+        default="sentence",
+        help="decoders: total sentence log-probability (spec §3) or the continuation's",
     )
-    semantics.add_argument("--batch-size", type=int, default=SemanticConfig.batch_size)
+    semantics.add_argument(
+        "--batch-size", type=int, default=SemanticConfig.batch_size, help="sentences per batch"
+    )
     semantics.set_defaults(handler=run_semantics)
 
 
@@ -146,6 +163,7 @@ def run_syntax(args: argparse.Namespace) -> int:
     write_manifest(
         args.out,
         SYNTAX,
+        status="done",
         module="cc",
         models=args.models,
         init=args.init,
@@ -222,6 +240,7 @@ def run_semantics(args: argparse.Namespace) -> int:
     write_manifest(
         args.out,
         SEMANTICS,
+        status="done",
         module="cc",
         models=args.models,
         init=args.init,

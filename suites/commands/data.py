@@ -91,10 +91,18 @@ def register(parsers: argparse._SubParsersAction) -> None:
             help=f"data folder (default: ${ENV_HOME} or cache)",
         )
 
-    p = commands.add_parser("list", help="name, size, licence and cache state of every dataset")
+    p = commands.add_parser(
+        "list",
+        help="name, size, licence and cache state of every dataset",
+        description="Name, size, licence and cache state of every dataset.",
+    )
     common(p)
     p.set_defaults(handler=list_datasets)
-    p = commands.add_parser("fetch", help="download datasets into the data folder, verified")
+    p = commands.add_parser(
+        "fetch",
+        help="download datasets into the data folder, verified",
+        description="Download datasets into the data folder, verified.",
+    )
     p.add_argument("names", nargs="+", metavar="NAME", help="registry names (see `data list`)")
     common(p)
     p.add_argument(
@@ -104,12 +112,20 @@ def register(parsers: argparse._SubParsersAction) -> None:
         help=f"a base URL or folder holding the registry's paths (default: ${ENV_MIRROR})",
     )
     p.set_defaults(handler=fetch)
-    p = commands.add_parser("path", help="print the folder holding a dataset (fetching it)")
-    p.add_argument("name", metavar="NAME")
+    p = commands.add_parser(
+        "path",
+        help="print the folder holding a dataset (fetching it)",
+        description="Print the folder holding a dataset (fetching it).",
+    )
+    p.add_argument("name", metavar="NAME", help="a registry name (see `lingprobe data list`)")
     common(p)
     p.add_argument("--mirror", default=None, metavar="URL", help="as for `fetch`")
     p.set_defaults(handler=path)
-    p = commands.add_parser("verify", help="re-hash every dataset file in the data folder")
+    p = commands.add_parser(
+        "verify",
+        help="re-hash every dataset file in the data folder",
+        description="Re-hash every dataset file in the data folder.",
+    )
     common(p)
     p.set_defaults(handler=verify)
 

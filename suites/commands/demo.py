@@ -4,6 +4,7 @@ MiniLM and its random twin, UPOS and dependency labels, every layer, with contro
 three tables of the edge-probing paper (heuristics, drops, pretrained vs random) and the plots.
 By default it reads the EWT sample shipped with lingprobe (the first 3,000 train and 800 dev
 sentences: no download); `--data ud-english-ewt` runs it on the full treebank (fetched once).
+Features are cached in the activation store, so a rerun skips the forward passes.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from pathlib import Path
 
 from internals import load_subject
 from internals import sites as site_rules
+from internals.cache_dir import cache_root
 from internals.packaged import MINILM
 from suites.datasets import DataError, DataSource
-from suites.edge.cli import add_edge_options, config_from
+from suites.edge.cli import add_edge_options, config_from, edge_manifest
 from suites.edge.conllu import ConlluTask, read_conllu
-from suites.edge.experiment import EdgeConfig, run_edge
+from suites.edge.experiment import SUITE, EdgeConfig, run_edge
 from suites.edge.report import render, save_unit
+from suites.outputs import finish_manifest
 
 TASKS: tuple[ConlluTask, ...] = ("upos", "deprel")
 SAMPLE, FULL = "ud-english-ewt-sample", "ud-english-ewt"
@@ -41,34 +44,51 @@ def ewt_files(data: str) -> tuple[Path, Path]:
     )
 
 
+def default_store() -> Path:
+    """The activation store the demo uses unless told otherwise (content-keyed, shared)."""
+    return cache_root() / "activations"
+
+
 def run(args: argparse.Namespace) -> int:
-    """Handler of `lingprobe demo`."""
+    """Handler of `lingprobe demo`: data, settings and models are checked before `--out`."""
     started = time.perf_counter()
     train_path, test_path = ewt_files(args.data)
+    config = config_from(args)
+    store = Path(args.store) if args.store else default_store()
+    dataset = args.data if args.data in (SAMPLE, FULL) else "ud-english-ewt (local copy)"
+    tasks = {
+        task: (
+            read_conllu(train_path, task, split="train", limit_sentences=args.train_sentences),
+            read_conllu(test_path, task, split="test", limit_sentences=args.test_sentences),
+        )
+        for task in TASKS
+    }
+    subjects = [load_subject(MINILM, init=init) for init in ("pretrained", "random")]
+    chosen = site_rules.select(subjects[0], config.layers)
     out = Path(args.out)
     print(f"lingprobe demo: {MINILM} (pretrained and random twin) on UD English EWT")
-    print(f"  data: {args.data} ({train_path.parent})")
+    print(f"  data: {dataset} ({train_path.parent})")
     print(
         f"  subsample: the first {args.train_sentences} train sentences and the first"
         f" {args.test_sentences} dev sentences (the test set); pass --train-sentences /"
         " --test-sentences to change it"
     )
-    subjects = [load_subject(MINILM, init=init) for init in ("pretrained", "random")]
-    config = config_from(args)
-    chosen = site_rules.select(subjects[0], config.layers)
-    for task in TASKS:
-        train = read_conllu(train_path, task, split="train", limit_sentences=args.train_sentences)
-        test = read_conllu(test_path, task, split="test", limit_sentences=args.test_sentences)
+    print(f"  activation store: {store} (a rerun skips the forward passes)")
+    named = {task: f"{dataset.split(' ')[0].removesuffix('-sample')}:{task}" for task in TASKS}
+    edge_manifest(out, subjects, config, dataset, [train_path, test_path], list(named.values()))
+    for task, (train, test) in tasks.items():
+        train = train.with_frame(train.frame, name=named[task])
         print(
-            f"  {task}: {len(train)} train items, {len(test)} test items,"
+            f"  {named[task]}: {len(train)} train items, {len(test)} test items,"
             f" {len(chosen)} sites x {len(config.grid.seeds)} seeds x"
             f" {' + '.join(config.grid.variants)}"
         )
         results = run_edge(
-            subjects, train, test, chosen, config, store=args.store, progress=not args.quiet
+            subjects, train, test, chosen, config, store=store, progress=not args.quiet
         )
         save_unit(results, out, config.legacy_keys)
     render(out)
+    finish_manifest(out, SUITE, seconds=round(time.perf_counter() - started, 1))
     print(
         f"\nwrote parquet tables and PNG plots to {out}/ in {time.perf_counter() - started:.0f} s"
     )
@@ -78,16 +98,19 @@ def run(args: argparse.Namespace) -> int:
 def register(parsers: argparse._SubParsersAction) -> None:
     """Add `lingprobe demo`."""
     p = parsers.add_parser(
-        "demo", help="the embedded end-to-end job (MiniLM on UD EWT)", description=__doc__
+        "demo",
+        help="the embedded end-to-end job (MiniLM on UD EWT)",
+        description=__doc__,
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("--out", default="lingprobe-out/demo", help="output folder")
     p.add_argument(
         "--data",
         default=SAMPLE,
         help=f"{SAMPLE} (shipped sample), {FULL} (full treebank, fetched once) or a folder"
-        " holding the EWT train and dev files (default: %(default)s)",
+        " holding the EWT train and dev files",
     )
-    p.add_argument("--train-sentences", type=int, default=3000)
-    p.add_argument("--test-sentences", type=int, default=800)
+    p.add_argument("--train-sentences", type=int, default=3000, help="train sentences read")
+    p.add_argument("--test-sentences", type=int, default=800, help="dev sentences read (the test)")
     add_edge_options(p, EdgeConfig())
     p.set_defaults(handler=run)

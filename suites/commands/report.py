@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from suites.outputs import read_manifest
+from suites.provenance import describe_manifest
 from suites.registry import suite_of_manifest
 from suites.sweep import render
 from suites.sweep.run import SUITE as SWEEP
@@ -14,7 +15,9 @@ from suites.sweep.run import SUITE as SWEEP
 def run(args: argparse.Namespace) -> int:
     """Render the folder with the suite its manifest names (or the sweep report)."""
     out = Path(args.dir)
-    name = str(read_manifest(out).get("suite"))
+    manifest = read_manifest(out)
+    name = str(manifest["suite"])
+    print(describe_manifest(manifest), end="\n\n")
     if name == SWEEP:
         render(out)
     else:

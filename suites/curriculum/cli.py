@@ -128,7 +128,11 @@ def register(parsers: argparse._SubParsersAction) -> None:
         description="Curriculum NLI (Chen & Gao 2022): zero-shot MCC, inoculation curves,"
         " hypothesis-only baseline, V-information difficulty and cross-distribution tests.",
     )
-    p.add_argument("--model", default="sentence-transformers/all-MiniLM-L6-v2")
+    p.add_argument(
+        "--model",
+        default="sentence-transformers/all-MiniLM-L6-v2",
+        help="the model whose features the probes read (zero-shot/finetune: its NLI head)",
+    )
     p.add_argument(
         "--data",
         default=FULL,
@@ -154,9 +158,9 @@ def register(parsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--sizes", default="10,50,100,500,1000", help="examples per label")
     p.add_argument("--seeds", default="0,1,2", help="subsample and probe seeds")
-    p.add_argument("--probe", choices=["linear", "mlp"], default="linear")
-    p.add_argument("--epochs", type=int, default=20)
-    p.add_argument("--pvi-folds", type=int, default=5)
+    p.add_argument("--probe", choices=["linear", "mlp"], default="linear", help="probe kind")
+    p.add_argument("--epochs", type=int, default=20, help="probe epochs (Holmes App. A.2: 20)")
+    p.add_argument("--pvi-folds", type=int, default=5, help="cross-fitting folds for train PVI")
     p.add_argument(
         "--halves",
         choices=["global", "per_label"],
@@ -171,7 +175,7 @@ def register(parsers: argparse._SubParsersAction) -> None:
     p.add_argument("--finetune-epochs", type=int, default=3, help="paper App. D: 3")
     p.add_argument("--max-train", type=int, default=None, help="at most N train items each")
     p.add_argument("--max-test", type=int, default=None, help="at most N val items each")
-    p.add_argument("--device", default=None)
+    p.add_argument("--device", default=None, help="torch device (default: the model's)")
     p.add_argument("--store", default=None, help="activation store folder (cache)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     defaults = CurriculumConfig()

@@ -24,7 +24,8 @@ from suites.curriculum.inoculation import inoculation
 from suites.curriculum.labels import model_labels
 from suites.curriculum.pvi import pvi_scores
 from suites.curriculum.zero_shot import resolve_nli_model, zero_shot
-from suites.outputs import write_manifest, write_table
+from suites.outputs import finish_manifest, write_manifest, write_table
+from suites.provenance import model_record, task_record
 from suites.tasks import Task, TaskError
 
 SUITE = "curriculum"
@@ -76,6 +77,7 @@ def run_curriculum(
         folder,
         SUITE,
         model=getattr(subject, "name", None),
+        models=[model_record(subject)] if subject is not None else [],
         nli_model=getattr(getattr(nli_model, "config", None), "_name_or_path", None),
         init=getattr(subject, "init", None),
         phenomena=list(tasks),
@@ -105,6 +107,7 @@ def run_curriculum(
             )
         if curves:
             write_table(pl.concat(curves, how="diagonal"), target / "inoculation.parquet")
+    finish_manifest(folder, SUITE, data=[task_record(t) for t in tasks.values()])
     return folder
 
 

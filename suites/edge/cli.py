@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 
-from internals import load_subject
+from internals import Subject, load_subject
 from internals import sites as site_rules
-from suites.edge.experiment import EDGE_TASKS, EdgeConfig, run_edge
+from suites.datasets import resolve_file
+from suites.edge.experiment import EDGE_TASKS, SUITE, EdgeConfig, run_edge
 from suites.edge.readers import TASK_HELP, read_task
 from suites.edge.report import render, save_unit
+from suites.outputs import finish_manifest, write_manifest
 from suites.overrides import add_common_flags, apply, apply_probe, common_overrides
-from suites.suite import Limits
+from suites.provenance import dataset_record, model_record
+from suites.suite import Limits, identity
 
 
 def add_edge_options(parser: argparse.ArgumentParser, defaults: EdgeConfig) -> None:
@@ -43,20 +47,42 @@ def config_from(args: argparse.Namespace, base: EdgeConfig | None = None) -> Edg
     return dataclasses.replace(config, grid=grid, train=train, limits=limits)
 
 
+def edge_manifest(
+    out: Path,
+    subjects: Sequence[Subject],
+    config: EdgeConfig,
+    dataset: str,
+    files: Sequence[Path],
+    tasks: Sequence[str],
+) -> None:
+    """Start the folder's provenance manifest: models, data with hashes, settings, tasks."""
+    write_manifest(
+        out,
+        SUITE,
+        models=[model_record(s) for s in subjects],
+        data=[dataset_record(dataset, list(files))],
+        settings=identity(config),
+        tasks=list(tasks),
+    )
+
+
 def run(args: argparse.Namespace) -> int:
-    """Handler of `lingprobe run edge`."""
+    """Handler of `lingprobe run edge`: data, settings and models checked before `--out`."""
     config = config_from(args)
     sentences = config.limits.sentences
     train = read_task(config.task, config.train_file, "train", sentences)
     test = read_task(config.task, config.test_file, "test", sentences)
     subjects = [load_subject(args.model, init=init.strip()) for init in args.init.split(",")]
     chosen = site_rules.select(subjects[0], config.layers)
+    out = Path(args.out)
+    files = [resolve_file(config.train_file), resolve_file(config.test_file)]
+    edge_manifest(out, subjects, config, config.task, files, [train.name])
     results = run_edge(
         subjects, train, test, chosen, config, store=args.store, progress=not args.quiet
     )
-    out = Path(args.out)
     save_unit(results, out, config.legacy_keys)
     render(out)
+    finish_manifest(out, SUITE)
     print(f"\nwrote tables and plots to {out}/")
     return 0
 

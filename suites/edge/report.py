@@ -6,16 +6,17 @@ from pathlib import Path
 
 import polars as pl
 
+from probes.scores import seed_scores
 from suites.datasets.errors import DataNotFoundError
 from suites.edge.experiment import (
-    SUITE,
     EdgeResults,
     drop_table,
     pretrained_vs_random,
     with_test_sets,
 )
-from suites.outputs import write_manifest, write_table
-from suites.plots import layer_curves
+from suites.outputs import write_table
+from suites.plot_style import label, short_model
+from suites.plots import bars, layer_curves
 
 SCORES, HEURISTICS = "scores.parquet", "heuristics.parquet"
 
@@ -26,7 +27,8 @@ def unit_name(model: str, init: str, task: str) -> str:
 
 
 def save_unit(results: EdgeResults, out: Path, legacy_keys: bool) -> None:
-    """Write one run's scores and heuristic table under `out/units/`."""
+    """Write one run's scores and heuristic table under `out/units/` (the caller writes the
+    folder's manifest, which covers every task)."""
     units = out / "units"
     for (model, init, task), rows in results.scores.group_by("model", "init", "task"):
         write_table(rows, units / f"{unit_name(str(model), str(init), str(task))}.{SCORES}")
@@ -36,7 +38,6 @@ def save_unit(results: EdgeResults, out: Path, legacy_keys: bool) -> None:
         results.heuristics.with_columns(legacy_keys=pl.lit(legacy_keys)),
         units / f"{stem}.{HEURISTICS}",
     )
-    write_manifest(out, SUITE, task=task_name)
 
 
 def load_tables(out: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -68,32 +69,70 @@ def render_tables(
     for name, frame in tables.items():
         write_table(frame, out / f"{name}.parquet")
     write_table(scores, out / "all_scores.parquet")
-    _plots(scores, out)
+    _plots(scores, table2, out)
     if echo:
         _print(tables)
     return tables
 
 
-def _plots(scores: pl.DataFrame, out: Path) -> None:
-    chosen = with_test_sets(scores).filter(
-        (pl.col("variant") == "task") & pl.col("test_set").is_in(["original", "mem_exact"])
-    )
-    for (task,), rows in chosen.group_by("task"):
-        mean = rows.group_by("model", "init", "test_set", "layer").agg(
+def _plots(scores: pl.DataFrame, table2: pl.DataFrame, out: Path) -> None:
+    """Per task: the metric per layer (pretrained vs random, original vs Mem-Exact-filtered),
+    the heuristics' accuracy, the drop per layer on each filtered set, selectivity per layer."""
+    marked = with_test_sets(scores)
+    drops = drop_table(scores)
+    for (task,), rows in marked.group_by("task"):
+        stem = out / "plots" / str(task).replace("/", "_").replace(":", "-")
+        metric = label(rows["metric"][0])
+        models = ", ".join(sorted({short_model(m) for m in rows["model"].unique().to_list()}))
+        single = rows["model"].n_unique() == 1
+        who = ["init"] if single else ["model", "init"]
+        chosen = rows.filter(
+            (pl.col("variant") == "task") & pl.col("test_set").is_in(["original", "mem_exact"])
+        )
+        mean = chosen.group_by("model", "init", "test_set", "layer").agg(
             (pl.col("value").mean() * 100).alias("value"),
             (pl.col("value").std().fill_null(0) * 100).alias("std"),
         )
-        lines = (
-            ["init", "test_set"] if mean["model"].n_unique() == 1 else ["model", "init", "test_set"]
-        )
         layer_curves(
             mean,
-            out / "plots" / f"{str(task).replace('/', '_').replace(':', '-')}.png",
-            line=lines,
+            f"{stem}.png",
+            line=[*who, "test_set"],
             error="std",
-            ylabel="accuracy (%)",
-            title=f"{task}: pretrained vs random, original vs Mem-Exact-filtered test",
+            ylabel=f"{metric} (%)",
+            title=f"{models} on {task}: {metric} per layer, pretrained vs random twin,"
+            " original vs Mem-Exact-filtered test",
         )
+        heuristics = table2.filter(pl.col("task") == task)
+        if heuristics.height:
+            bars(
+                heuristics.with_columns(pl.col("heuristic").map_elements(label, pl.String)),
+                f"{stem}_heuristics.png",
+                label="heuristic",
+                value="accuracy",
+                xlabel="accuracy on the test set (%)",
+                title=f"{task}: accuracy of the annotation-artifact heuristics (paper Table 2)",
+                fmt="{:.1f}",
+            )
+        layer_curves(
+            drops.filter(pl.col("task") == task).with_columns(test_set=pl.col("heuristic")),
+            f"{stem}_drops.png",
+            y="drop_pct",
+            line=[*who, "test_set"],
+            title=f"{models} on {task}: drop of {metric} on each filtered test set, per layer",
+        )
+        original = rows.filter(pl.col("split") == "test")
+        if set(original["variant"].unique()) == {"task", "control"}:
+            keys = ["model", "init", "layer"]
+            selectivity = seed_scores(original, keys).select(
+                *keys, value=pl.col("selectivity") * 100
+            )
+            layer_curves(
+                selectivity,
+                f"{stem}_selectivity.png",
+                line=who,
+                ylabel=f"selectivity: task − control {metric} (points)",
+                title=f"{models} on {task}: selectivity per layer (Hewitt & Liang 2019)",
+            )
 
 
 def _print(tables: dict[str, pl.DataFrame]) -> None:
@@ -105,11 +144,19 @@ def _print(tables: dict[str, pl.DataFrame]) -> None:
         tbl_hide_dataframe_shape=True,
         tbl_hide_column_data_types=True,
     ):
-        print("\nHeuristic accuracy on the test set (%) — paper Table 2")
+        print("\nHeuristic accuracy (%) on the test set — paper Table 2")
         print(tables["heuristics"].select("task", "legacy_keys", "heuristic", "accuracy"))
+        print(
+            "  Mem-Freq answers only where a span's train labels are skewed (not one label, not"
+            " equal counts; the reference code's rule), so it is low where most spans have one"
+            " label (e.g. deprel's word pairs)."
+        )
         drops = tables["drops"]
         last = drops.group_by("task", "model", "init").agg(pl.col("layer").max())
-        print("\nDrop %Δ on filtered test sets at the last layer — paper Tables 3-4")
+        print(
+            "\nAccuracy (%) on the original and each filtered test set, and the drop"
+            " %Δ = (original − filtered) × 100 / original, at the last layer — paper Tables 3-4"
+        )
         print(
             drops.join(last, on=["task", "model", "init", "layer"]).select(
                 "task", "init", "heuristic", "original", "filtered", "drop_pct"

@@ -16,7 +16,9 @@ from suites.edge.experiment import SUITE, EdgeConfig, prepare, run_edge
 from suites.edge.readers import read_task, task_name
 from suites.edge.report import render, render_tables, save_unit
 from suites.errors import TaskError
-from suites.suite import RunContext, TaskGroup
+from suites.outputs import write_manifest
+from suites.provenance import model_record
+from suites.suite import RunContext, TaskGroup, identity
 from suites.tasks import Task
 
 
@@ -83,6 +85,14 @@ class EdgeSuite:
             [subject], train, test, chosen, config, store=context.store, progress=context.progress
         )
         save_unit(results, context.out, config.legacy_keys)
+        write_manifest(
+            context.out,
+            SUITE,
+            status="done",
+            models=[model_record(subject)],
+            settings=identity(config),
+            tasks=[train.name],
+        )
         return results.scores
 
     def report(self, out: Path) -> None:

@@ -33,8 +33,9 @@ from suites.holmes.models import ModelEntry, model_entries
 from suites.holmes.sampling import ensure_dev
 from suites.holmes.scores import SUITE, leaderboard, unit_rows
 from suites.holmes.summary import write_summary
-from suites.outputs import read_manifest, write_manifest, write_table
+from suites.outputs import finish_manifest, read_manifest, write_manifest, write_table
 from suites.probing import probe_task
+from suites.provenance import task_record
 from suites.suite import Limits, TaskGroup
 from suites.tasks import Task
 
@@ -155,6 +156,8 @@ def run_holmes(
     write_table(board, folder / LEADERBOARD)
     if summary:
         write_summary(board, folder)
+    units = sorted(p.name.removesuffix(ROWS) for p in (folder / UNITS).glob(f"*{ROWS}"))
+    finish_manifest(folder, SUITE, units={u: "done" for u in units})
     return board
 
 
@@ -219,11 +222,20 @@ def _write_manifest(
 ) -> None:
     """The manifest: suite, settings, and every model and dataset run into the folder so far."""
     models, datasets = [e.label for e in entries], [t.name for t in tasks]
+    records = {t.name: task_record(t) for t in tasks}
     if (folder / "manifest.json").exists():
         old = read_manifest(folder)
         models = list(dict.fromkeys([*old.get("models", []), *models]))
         datasets = list(dict.fromkeys([*old.get("datasets", []), *datasets]))
-    write_manifest(folder, SUITE, config=config.identity(), models=models, datasets=datasets)
+        records = {**{r["name"]: r for r in old.get("data", [])}, **records}
+    write_manifest(
+        folder,
+        SUITE,
+        config=config.identity(),
+        models=models,
+        datasets=datasets,
+        data=list(records.values()),
+    )
 
 
 def _unit_path(folder: Path, entry: ModelEntry, task: Task, config: HolmesConfig) -> Path:

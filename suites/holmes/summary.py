@@ -80,7 +80,7 @@ def write_summary(board: pl.DataFrame, folder: str | Path) -> HolmesSummary:
     """Write the summary tables and plots of a leaderboard into `folder`."""
     out = Path(folder)
     summary = summarize(board)
-    _write(summary, ranked_scores(board), out)
+    _write(summary, ranked_scores(board), out, "Holmes (this run)")
     at_full = board.filter(pl.col("fraction") == 1.0)
     sites_per_model = at_full.group_by("model").agg(pl.col("site").n_unique())["site"]
     if sites_per_model.len() and int(sites_per_model.to_numpy().max()) > 1:
@@ -90,8 +90,8 @@ def write_summary(board: pl.DataFrame, folder: str | Path) -> HolmesSummary:
             out / "layers.png",
             y="score",
             line=["model", "part"],
-            title="Mean task score per layer",
-            ylabel="score (mean over datasets)",
+            title="Holmes (this run): mean score per layer",
+            ylabel="mean score over datasets (macro-F1; Pearson for regression)",
         )
     return summary
 
@@ -109,37 +109,38 @@ def write_published(
     """
     full = published_scores(data, path=holmes_file)
     summary = summarize_scores(full, published_flash_scores(data, path=flash_file))
-    _write(summary, full, Path(folder))
+    _write(summary, full, Path(folder), "Holmes (published leaderboard)")
     return summary
 
 
-def _short_names(frame: pl.DataFrame) -> pl.DataFrame:
-    """Model names without their hub organisation, for plot labels (kept when they collide)."""
-    short = frame["model"].str.split("/").list.last()
-    if short.n_unique() == frame["model"].n_unique():
-        return frame.with_columns(model=short)
-    return frame
-
-
-def _write(summary: HolmesSummary, full: pl.DataFrame, out: Path) -> None:
+def _write(summary: HolmesSummary, full: pl.DataFrame, out: Path, source: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name in ("ranking", "kendall", "discriminability", "flash"):
         table = getattr(summary, name)
         if table is not None:
             write_table(table, out / f"{name}.parquet")
+    datasets = full["dataset"].n_unique()
+    order = None
     if summary.ranking is not None:
-        overall = _short_names(summary.ranking.filter(pl.col("group") == "overall"))
+        overall = summary.ranking.filter(pl.col("group") == "overall")
+        order = overall.sort("mwr", descending=True)["model"].to_list()
         plots.bars(
-            overall, out / "ranking.png", label="model", value="mwr", title="Mean winning rate"
+            overall,
+            out / "ranking.png",
+            label="model",
+            value="mwr",
+            title=f"{source}: models ranked by mean winning rate over {datasets} datasets",
         )
     typed = full.with_columns(pl.col("phenomenon_type").fill_null("").replace("", "untyped"))
     plots.heatmap(
-        _short_names(typed),
+        typed,
         out / "types.png",
         rows="phenomenon_type",
         columns="model",
         value="score",
-        title="Mean score per type",
+        title=f"{source}: mean score per phenomenon type (models by rank)",
+        colorbar="mean score (macro-F1; Pearson for regression)",
+        column_order=order,
     )
     if summary.flash is not None:
-        plot_curve(summary.flash, out / "flash.png", title="FlashHolmes: reliability vs efficiency")
+        plot_curve(summary.flash, out / "flash.png", title=f"{source}: reliability vs efficiency")

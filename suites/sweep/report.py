@@ -70,7 +70,10 @@ def render(out: Path, *, echo: bool = True) -> SweepReport:
             rows="model",
             columns="task",
             value="score",
-            title="Score per model and task (ranked site, test split)",
+            title="Sweep: headline score per model and task (ranked site, test split)",
+            colorbar="score (each suite's headline metric: "
+            + ", ".join(sorted(set(top["metric"].to_list())))
+            + ")",
         )
     for name, suite in SUITES.items():
         mine = rows.filter(pl.col("suite") == name)

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import polars as pl
 
-from suites.outputs import read_manifest, write_manifest
+from suites.outputs import finish_manifest, read_manifest, write_manifest
+from suites.suite import identity
 from suites.sweep.config import EXECUTORS, SweepConfig
 from suites.sweep.errors import SweepConfigError
 from suites.sweep.executor_local import run_local
-from suites.sweep.executor_ray import run_ray
+from suites.sweep.executor_ray import import_ray, run_ray
 from suites.sweep.merge import write_merged
 from suites.sweep.parse import load_config
 from suites.sweep.plan import by_model, check_tasks, context_of, plan_units
@@ -64,6 +65,8 @@ def run_sweep(
         raise SweepConfigError(f"executor {chosen!r} is unknown; choose one of {EXECUTORS}")
     units = plan_units(config)
     check_tasks(config)
+    if chosen == "ray":
+        import_ray()  # refuse before the output folder is touched
     out = config.out
     _check_folder(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -80,6 +83,17 @@ def run_sweep(
     finally:
         bar.close()
     _, board, failures = write_merged(out, [u.id for u in units])
+    failed = set(failures["unit"].to_list())
+    status = {
+        u.id: "done" if records.is_done(u.id) else "failed" if u.id in failed else "not run"
+        for u in units
+    }
+    finish_manifest(
+        out,
+        SUITE,
+        status="done" if all(v == "done" for v in status.values()) else "incomplete",
+        unit_status=status,
+    )
     return SweepSummary(
         out=out,
         planned=len(units),
@@ -97,7 +111,11 @@ def manifest_details(config: SweepConfig, units: list[Unit], executor: str) -> d
     """The manifest's fields: config file, executor, and every planned unit."""
     return {
         "config": str(config.source) if config.source else None,
+        "config_text": config.source.read_text() if config.source else None,
         "executor": executor,
+        "models": [m.identity() | {"label": m.label} for m in config.models],
+        "suites": [{"suite": e.suite, "settings": identity(e.config)} for e in config.suites],
+        "data": str(config.data or "full"),
         "units": [u.id for u in units],
         "plan": [
             {

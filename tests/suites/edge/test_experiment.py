@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 import pytest
 
@@ -153,5 +155,30 @@ def test_demo_runs_on_the_shipped_sample(tmp_path, capsys):
     assert code == 0
     printed = capsys.readouterr().out
     assert "subsample" in printed and "paper Tables 5-6" in printed
-    tasks = pl.read_parquet(out / "all_scores.parquet")["task"].unique().to_list()
-    assert len(tasks) == 2 and len(list((out / "plots").glob("*.png"))) == 2
+    tasks = pl.read_parquet(out / "all_scores.parquet")["task"].unique().sort().to_list()
+    assert tasks == ["ud-english-ewt:deprel", "ud-english-ewt:upos"]
+    kinds = ("", "_heuristics", "_drops", "_selectivity")  # per task: curves, Table 2, drops, sel.
+    assert sorted(p.name for p in (out / "plots").glob("*.png")) == sorted(
+        f"ud-english-ewt-{t}{k}.png" for t in ("upos", "deprel") for k in kinds
+    )
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["suite"] == "edge" and manifest["status"] == "done"
+    assert manifest["started"] <= manifest["finished"]
+    assert manifest["tasks"] == tasks[::-1]
+    environment = manifest["environment"]
+    assert environment["command"] and environment["lingprobe"] and environment["device"]
+    assert {"torch", "transformers", "nnsight", "transformer-lens", "numpy"} <= set(
+        environment["libraries"]
+    )
+    models = manifest["models"]
+    assert [m["init"] for m in models] == ["pretrained", "random"]
+    assert all(len(m["content_key"]) >= 16 and m["dtype"] == "float32" for m in models)
+    (data,) = manifest["data"]
+    assert data["name"] == "ud-english-ewt-sample" and len(data["files"]) == 2
+    assert all(len(f["sha256"]) == 64 for f in data["files"])
+    assert manifest["settings"]["grid"]["seeds"] == [0] and manifest["settings"]["layers"] == "0,6"
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "run: edge (done)" in printed and "ud-english-ewt-sample" in printed
+    assert "model: sentence-transformers/all-MiniLM-L6-v2 (random" in printed
