@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import time
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from suites.errors import TaskError
 from suites.provenance import environment
 
 MANIFEST = "manifest.json"
+log = logging.getLogger(__name__)
 
 
 class ManifestError(TaskError):
@@ -90,3 +92,16 @@ def read_manifest(folder: str | Path) -> dict[str, Any]:
             " lingprobe, or was edited: rerun the command that made the folder"
         )
     return manifest
+
+
+def readable(path: Path) -> bool:
+    """True when `path` is a parquet file that reads back; a damaged one is logged and removed."""
+    if not path.exists():
+        return False
+    try:
+        pl.read_parquet(path)
+    except Exception as error:  # polars raises several kinds for a damaged file
+        log.warning("%s is damaged (%s); removed it, so its unit runs again", path, error)
+        path.unlink(missing_ok=True)
+        return False
+    return True

@@ -33,7 +33,7 @@ from suites.holmes.models import ModelEntry, model_entries
 from suites.holmes.sampling import ensure_dev
 from suites.holmes.scores import SUITE, leaderboard, unit_rows
 from suites.holmes.summary import write_summary
-from suites.outputs import finish_manifest, read_manifest, write_manifest, write_table
+from suites.outputs import finish_manifest, read_manifest, readable, write_manifest, write_table
 from suites.probing import probe_task
 from suites.provenance import task_record
 from suites.suite import Limits, TaskGroup
@@ -124,10 +124,12 @@ def run_holmes(
     """
     config = config or HolmesConfig()
     folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
+    if folder.exists() and not folder.is_dir():
+        raise HolmesRunError(f"--out {folder} is a file; give a folder (new or a Holmes run)")
     entries = model_entries(models, config.model_seed)
     _check_config(folder, config)
-    built = _tasks(tasks, data, config)
+    built = _tasks(tasks, data, config)  # every task checked and built before --out is touched
+    folder.mkdir(parents=True, exist_ok=True)
     _write_manifest(folder, config, entries, built)
     store = Path(store) if store is not None else folder / "store"
     (folder / UNITS).mkdir(exist_ok=True)
@@ -135,7 +137,7 @@ def run_holmes(
         (entry, task)
         for entry in entries
         for task in built
-        if not _unit_path(folder, entry, task, config).exists()
+        if not readable(_unit_path(folder, entry, task, config))
     ]
     log.info(
         "holmes: %d units to run, %d already done", len(todo), len(entries) * len(built) - len(todo)

@@ -13,6 +13,7 @@ and a unit that succeeds after failing loses its failure record.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from collections.abc import Sequence
@@ -22,10 +23,11 @@ from typing import Any
 import polars as pl
 
 from lingprobe.atomic import atomic_write_bytes
-from suites.outputs import write_table
+from suites.outputs import readable, write_table
 from suites.sweep.units import Unit, UnitOutcome
 
 RESULTS, FAILURES, LOG = "results", "failures", "sweep-log.jsonl"
+log = logging.getLogger(__name__)
 
 
 def now() -> str:
@@ -53,8 +55,9 @@ class Records:
         return self.out / FAILURES / f"{unit_id}.traceback.txt"
 
     def is_done(self, unit_id: str) -> bool:
-        """Whether the unit has finished (in this or an earlier run)."""
-        return self.result_path(unit_id).exists()
+        """Whether the unit has finished (in this or an earlier run): its result file exists and
+        reads back. A damaged one is removed (with a log line) so the unit runs again."""
+        return readable(self.result_path(unit_id))
 
     def started(self, unit: Unit, executor: str) -> None:
         """Log that a unit was handed to a worker."""
@@ -111,8 +114,13 @@ def _unit_fields(unit: Unit) -> dict[str, Any]:
 def read_log(out: Path) -> pl.DataFrame:
     """Every logged event of every run into `out` (empty when nothing ran)."""
     path = out / LOG
-    lines = path.read_text().splitlines() if path.exists() else []
-    events = [json.loads(line) for line in lines if line.strip()]
+    lines = path.read_text(errors="replace").splitlines() if path.exists() else []
+    events = []
+    for line in lines:
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            continue  # a line cut by a crash; the records, not the log, say what is done
     return pl.DataFrame(events, infer_schema_length=None) if events else pl.DataFrame()
 
 

@@ -21,6 +21,7 @@ from suites.sweep.config import EXECUTORS, SweepConfig
 from suites.sweep.errors import SweepConfigError
 from suites.sweep.executor_local import run_local
 from suites.sweep.executor_ray import import_ray, run_ray
+from suites.sweep.lock import sweep_lock
 from suites.sweep.merge import write_merged
 from suites.sweep.parse import load_config
 from suites.sweep.plan import by_model, check_tasks, context_of, plan_units
@@ -69,7 +70,13 @@ def run_sweep(
         import_ray()  # refuse before the output folder is touched
     out = config.out
     _check_folder(out)
-    out.mkdir(parents=True, exist_ok=True)
+    with sweep_lock(out):
+        return _run(config, units, chosen, out, progress, start)
+
+
+def _run(
+    config: SweepConfig, units: list[Unit], chosen: str, out: Path, progress: bool, start: float
+) -> SweepSummary:
     write_manifest(out, SUITE, **manifest_details(config, units, chosen))
     records = Records(out)
     todo = [u for u in units if not records.is_done(u.id)]

@@ -16,6 +16,7 @@ from tests.bad_inputs.load_cases import LOAD
 from tests.bad_inputs.probes_cases import PROBES
 from tests.bad_inputs.readers_cases import READERS
 from tests.bad_inputs.store_cases import STORE
+from tests.bad_inputs.suite_cases import SUITES_CASES
 
 SECTIONS = {
     "Items": ITEMS,
@@ -24,6 +25,7 @@ SECTIONS = {
     "Loading": LOAD,
     "Probes, configs and result folders": PROBES,
     "Data files": READERS,
+    "Suites, sweeps and the command line": SUITES_CASES,
 }
 CASES: list[Case] = [case for cases in SECTIONS.values() for case in cases]
 INTRO = """# Bad inputs and damages, and what each gets
