@@ -32,8 +32,9 @@ from typing import Any
 
 import polars as pl
 
-from internals import Site
+from internals import Site, Subject
 from probes.scores import seed_scores
+from suites.tasks import Task
 
 RESULTS_SCHEMA: dict[str, Any] = {
     "model": pl.String,
@@ -79,6 +80,27 @@ def conform(rows: pl.DataFrame, **labels: Any) -> pl.DataFrame:
             f" extra {extra}"
         )
     return frame.select(pl.col(c).cast(t) for c, t in RESULTS_SCHEMA.items())
+
+
+def subject_rows(
+    rows: pl.DataFrame,
+    subject: Subject,
+    suite: str,
+    task: Task | None = None,
+    *,
+    labels: dict[str, Any] | None = None,
+) -> pl.DataFrame:
+    """`conform` with the labels every suite writes: the subject's name and init, the suite,
+    and (given `task`) its name, phenomenon and type; `labels` add or replace any of them."""
+    known: dict[str, Any] = {"model": subject.name, "init": subject.init, "suite": suite}
+    if task is not None:
+        known |= {
+            "task": task.name,
+            "phenomenon": task.phenomenon,
+            "phenomenon_type": task.phenomenon_type,
+        }
+    known.setdefault("unit", "")
+    return conform(rows, **(known | (labels or {})))
 
 
 def site_columns(sites: Sequence[Site]) -> pl.DataFrame:

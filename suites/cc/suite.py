@@ -14,7 +14,7 @@ from suites.cc.config import CCConfig
 from suites.cc.syntax_probe import probe_feature_subsets
 from suites.datasets import DataSource
 from suites.outputs import write_manifest, write_table
-from suites.schema import conform
+from suites.schema import subject_rows
 from suites.suite import RunContext, TaskGroup
 from suites.tasks import Task
 
@@ -77,19 +77,9 @@ class CCSuite:
             seed="seed",
             value="accuracy",
         )
-        return conform(
-            rows,
-            model=subject.name,
-            init=subject.init,
-            suite=SUITE,
-            phenomenon=PHENOMENON,
-            phenomenon_type="syntax",
-            variant="task",
-            mask=1.0,
-            split="test",
-            metric="accuracy",
-            unit="",
-        )
+        fixed = {"variant": "task", "mask": 1.0, "split": "test", "metric": "accuracy"}
+        labels = {"phenomenon": PHENOMENON, "phenomenon_type": "syntax", **fixed}
+        return subject_rows(rows, subject, SUITE, labels=labels)
 
     def report(self, out: Path) -> None:
         """Re-render a cc-syntax or cc-semantics folder."""

@@ -24,7 +24,7 @@ from suites.curriculum.report import summarise
 from suites.curriculum.run import SUITE, run_curriculum
 from suites.datasets import DataSource
 from suites.errors import TaskError
-from suites.schema import conform
+from suites.schema import subject_rows
 from suites.suite import RunContext, TaskGroup
 from suites.tasks import Task
 
@@ -95,8 +95,9 @@ class CurriculumSuite:
         )
         curves = pl.read_parquet(context.out / task.phenomenon / "inoculation.parquet")
         rows = curves.filter(pl.col("input").is_in(list(INPUT_TASKS))).select(
-            task=pl.lit(f"curriculum-{task.phenomenon}")
-            + pl.col("input").replace_strict(INPUT_TASKS),
+            pl.lit(f"curriculum-{task.phenomenon}")
+            .add(pl.col("input").replace_strict(INPUT_TASKS))
+            .alias("task"),
             site="site_name",
             layer="layer",
             seed="seed",
@@ -105,16 +106,8 @@ class CurriculumSuite:
             metric="metric",
             value="value",
         )
-        return conform(
-            rows,
-            model=subject.name,
-            init=subject.init,
-            suite=SUITE,
-            phenomenon=task.phenomenon,
-            phenomenon_type=task.phenomenon_type,
-            variant="task",
-            unit="",
-        )
+        labels = {"phenomenon": task.phenomenon, "phenomenon_type": task.phenomenon_type}
+        return subject_rows(rows, subject, SUITE, labels={"variant": "task", **labels})
 
     def report(self, out: Path) -> None:
         """Re-render a curriculum folder."""

@@ -22,7 +22,7 @@ from internals import Site, Subject
 from probes import ProbeGrid, TrainConfig, classification_metrics, multilabel_metrics
 from suites.edge.heuristics import HEURISTICS, accuracy_table, classify
 from suites.probing import probe_task, task_features
-from suites.schema import conform
+from suites.schema import subject_rows
 from suites.suite import Limits
 from suites.tasks import Task
 
@@ -187,16 +187,7 @@ def score_subject(
             site="site_name",
         )
     )
-    return conform(
-        frame,
-        model=subject.name,
-        init=subject.init,
-        suite=SUITE,
-        task=task.name,
-        phenomenon=task.phenomenon,
-        phenomenon_type=task.phenomenon_type,
-        unit="",
-    )
+    return subject_rows(frame, subject, SUITE, task)
 
 
 def run_edge(
