@@ -31,3 +31,11 @@ class VectorsFileError(LingprobeError, ValueError):
 
 class ModelNotFoundError(LingprobeError, LookupError):
     """A model spec names nothing that can be loaded here."""
+
+
+class ExtractionMemoryError(LingprobeError, MemoryError):
+    """A single row does not fit the device's memory even alone."""
+
+
+class UnsupportedModelError(LingprobeError, ValueError):
+    """The model cannot be read the way it was asked (e.g. a quantised model's random twin)."""

@@ -16,9 +16,11 @@ from torch import nn
 from internals.backends.lens import LensBackend, boot_bridge
 from internals.backends.sight import SightBackend
 from internals.backends.static import StaticSubject
-from internals.errors import ModelNotFoundError
+from internals.errors import ModelNotFoundError, UnsupportedModelError
 from internals.layout import config_kind, discover_layout
 from internals.packaged import canonical_name, packaged_path
+from internals.placement import DeviceMap, dispatch, is_dispatched, named_tensors
+from internals.quantized import quantization_of, refuse_random_twin
 from internals.random_init import RANDOM_SCHEMES, reinitialize
 from internals.store import fingerprint
 from internals.subject import Subject
@@ -46,7 +48,11 @@ def load_subject(
     init: str = "pretrained",
     seed: int = 0,
     device: str | torch.device | None = None,
-    dtype: torch.dtype | None = None,
+    dtype: torch.dtype | str | None = None,
+    device_map: DeviceMap | None = None,
+    max_memory: dict[Any, Any] | None = None,
+    offload_folder: str | Path | None = None,
+    quantization_config: Any = None,
     tokenizer: Any = None,
     head: str | None = None,
     random_scheme: str = "xavier_uniform",
@@ -54,7 +60,8 @@ def load_subject(
     trust_remote_code: bool = False,
     revision: str | None = None,
     padding_side: str | None = None,
-    batch_size: int = 64,
+    batch_size: int | None = None,
+    batch_tokens: int | None = None,
 ) -> Subject:
     """Load a subject whose activations `features` reads.
 
@@ -72,6 +79,14 @@ def load_subject(
         raise ValueError(f"backend={backend!r}; choose one of {', '.join(BACKENDS)}")
     if random_scheme not in RANDOM_SCHEMES:
         raise ValueError(f"random_scheme={random_scheme!r}; choose {', '.join(RANDOM_SCHEMES)}")
+    dtype = _as_dtype(dtype)
+    for label, value in (("batch_size", batch_size), ("batch_tokens", batch_tokens)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise ValueError(
+                f"{label}={value!r}; give a positive integer (or None for the default)"
+            )
     if isinstance(spec, str) and spec.split(":", 1)[0] in ("glove", "word2vec"):
         kind, location = spec.split(":", 1)
         table = load_vectors(kind, location)
@@ -86,6 +101,12 @@ def load_subject(
             )
         model = spec
         if init == "random":
+            refuse_random_twin(model)
+            if is_dispatched(model):
+                raise UnsupportedModelError(
+                    "init='random' needs the model object before it is dispatched (its offloaded"
+                    " weights live outside the module); pass the plain model with device_map=..."
+                )
             model = reinitialize(copy.deepcopy(model), random_scheme, seed)
         name = getattr(model.config, "_name_or_path", "") or type(model).__name__
         identity: dict[str, Any] = {"object": _content_hash(model)}
@@ -94,13 +115,49 @@ def load_subject(
         name = canonical_name(spec)
         source = packaged_path(spec) or spec
         tokenizer = tokenizer or _tokenizer(source, name, trust_remote_code, revision)
+        if init == "random" and quantization_config is not None:
+            raise UnsupportedModelError(
+                "init='random' with quantization_config: a quantised model has no random twin;"
+                " load the random twin unquantised"
+            )
+        placement: dict[str, Any] = {
+            "device_map": device_map,
+            "max_memory": max_memory,
+            "offload_folder": offload_folder,
+            "quantization_config": quantization_config,
+        }
         model = _model(
-            source, name, head, init, seed, random_scheme, dtype, trust_remote_code, revision
+            source,
+            name,
+            head,
+            init,
+            seed,
+            random_scheme,
+            dtype,
+            trust_remote_code,
+            revision,
+            {key: value for key, value in placement.items() if value is not None},
         )
         identity = {"source": name, "revision": revision}
-    model = model.to(target)
-    if dtype is not None:
-        model = model.to(dtype)
+        if quantization_of(model) is not None:
+            identity["quantization"] = _describe(model)
+    if is_dispatched(model) or quantization_of(model) is not None:
+        if isinstance(spec, nn.Module) and dtype is not None:
+            raise UnsupportedModelError(
+                f"dtype={dtype}: a dispatched or quantised model object keeps the dtype it was"
+                " built with; load it in the dtype you want"
+            )
+        if not is_dispatched(model) and device is not None:
+            model = model.to(target)  # a quantised model stays where it was loaded unless asked
+    else:
+        if dtype is not None:
+            model = model.to(dtype)
+        if device_map is not None:
+            model = dispatch(
+                model, device_map, max_memory=max_memory, offload_folder=offload_folder
+            )
+        else:
+            model = model.to(target)
     model.eval()
     layout = discover_layout(model, tokenizer)
     hook_backend = _backend(backend, model, tokenizer, layout, name, source, head)
@@ -128,6 +185,24 @@ def load_subject(
 
 def _default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _as_dtype(dtype: torch.dtype | str | None) -> torch.dtype | None:
+    """`"bfloat16"` / `"float16"` / `"float32"` (or a torch dtype) as a torch dtype."""
+    if dtype is None or isinstance(dtype, torch.dtype):
+        return dtype
+    chosen = getattr(torch, str(dtype).removeprefix("torch."), None)
+    if not isinstance(chosen, torch.dtype) or not chosen.is_floating_point:
+        raise ValueError(f"dtype={dtype!r}; choose 'bfloat16', 'float16' or 'float32'")
+    return chosen
+
+
+def _describe(model: nn.Module) -> Any:
+    """The quantisation settings of a loaded model, for its fingerprint (None when plain)."""
+    config: Any = getattr(model.config, "quantization_config", None)
+    if config is None:
+        return quantization_of(model)
+    return config.to_dict() if hasattr(config, "to_dict") else config
 
 
 def _not_found(name: str, error: Exception) -> ModelNotFoundError:
@@ -159,6 +234,7 @@ def _model(
     dtype: torch.dtype | None,
     trust: bool,
     revision: str | None,
+    placement: dict[str, Any],
 ) -> nn.Module:
     import transformers
 
@@ -177,7 +253,11 @@ def _model(
         model = auto.from_config(config, trust_remote_code=trust)
         return model if scheme == "model" else reinitialize(model, scheme, seed)
     return auto.from_pretrained(
-        source, dtype=dtype or torch.float32, trust_remote_code=trust, revision=revision
+        source,
+        dtype=dtype or torch.float32,
+        trust_remote_code=trust,
+        revision=revision,
+        **placement,
     )
 
 
@@ -194,6 +274,11 @@ def _backend(
         # Measured (benchmarks/bench_extract.py): nnsight on the model's own attention kernel is
         # faster than the bridge, which forces eager attention; so "auto" means nnsight.
         return SightBackend(model, layout)
+    if is_dispatched(model) or quantization_of(model) is not None:
+        raise UnsupportedModelError(
+            "backend='lens' copies the model into a transformer-lens bridge, which a dispatched"
+            " or quantised model does not survive; use backend='nnsight' (the default)"
+        )
     import transformers
 
     lens_class = getattr(transformers, LM_CLASSES[layout.kind])
@@ -219,7 +304,7 @@ def _content_hash(model: nn.Module) -> str:
     """Cheap identity of a model object: config plus a sample of every parameter."""
     config: Any = model.config
     digest = hashlib.sha256(json.dumps(config.to_dict(), sort_keys=True, default=str).encode())
-    for name, param in model.named_parameters():
+    for name, param in named_tensors(model):  # offloaded weights read from their store
         digest.update(name.encode())
         digest.update(param.detach().flatten()[:4096].float().cpu().numpy().tobytes())
     return digest.hexdigest()[:16]
