@@ -174,7 +174,8 @@ def combine_pieces(
         tokens = torch.zeros(n_segments, dtype=pooled.dtype).index_add_(0, owner, weight)
         merged = total / tokens.clamp(min=1)[:, None, None]
     elif how == "max":
-        merged = torch.full_like(out, -torch.inf).index_reduce_(0, owner, rows, "amax")
+        index = owner[:, None, None].expand_as(rows)
+        merged = torch.zeros_like(out).scatter_reduce_(0, index, rows, "amax", include_self=False)
     else:
         last_rank = counts[owner] - 1
         pick = rank == 0 if how == "first" else rank == last_rank
