@@ -1,7 +1,7 @@
 """Running batches with out-of-memory back-off: a long extraction never dies of one large batch.
 
 On `torch.OutOfMemoryError` the batch is halved and both halves retried, and every later batch is
-kept under the padded-token size that failed, halved (a log line says so). Only a single row that
+kept within the padded tokens of the larger half (a log line says so). Only a single row that
 does not fit alone is an error. The CUDA path needs a GPU and is not exercised here; the tests
 inject the error with a fake that raises it on the first call.
 """
@@ -48,7 +48,8 @@ def run_batches(
                     " with device_map='auto' (and offload_folder=...), a lower dtype, or"
                     " quantised, or lower the model's maximum length"
                 ) from error
-            limit = size // 2
+            halves = np.array_split(batch, 2)
+            limit = padded_tokens(lengths, halves[0])  # the larger half, with the longest rows
             log.warning(
                 "out of memory on a batch of %d rows (%d padded tokens): halving it and keeping"
                 " batches under %d padded tokens from now on",
@@ -56,7 +57,7 @@ def run_batches(
                 size,
                 limit,
             )
-            queue.extendleft(reversed(np.array_split(batch, 2)))
+            queue.extendleft(reversed(halves))
     return limit
 
 

@@ -27,10 +27,36 @@ from tests.internals.test_equivalence import ITEMS, TWO_SPANS
 from tests.tiny_models import random_bert, random_gpt2
 
 TOL = {"rtol": 1e-5, "atol": 1e-5}
-WORDS = (
-    "the a cat dog river bank ran quickly over under green old stone bridge while people"
-    " watched from their windows and children laughed loudly because nothing happened yesterday"
-).split()
+WORDS = [
+    "the",
+    "a",
+    "cat",
+    "dog",
+    "river",
+    "bank",
+    "ran",
+    "quickly",
+    "over",
+    "under",
+    "green",
+    "old",
+    "stone",
+    "bridge",
+    "while",
+    "people",
+    "watched",
+    "from",
+    "their",
+    "windows",
+    "and",
+    "children",
+    "laughed",
+    "loudly",
+    "because",
+    "nothing",
+    "happened",
+    "yesterday",
+]
 
 
 def long_text(n_words: int, seed: int = 0) -> str:
