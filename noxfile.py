@@ -33,14 +33,14 @@ def install(session: nox.Session, extras: str) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """The test suite, offline, with beartype checking every jaxtyping shape."""
-    install(session, "embedded,dev,ray")
+    install(session, "embedded,dev,ray,big")
     session.run("pytest", *session.posargs, env=OFFLINE_ENV)
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff (style, imports) and mypy (static types)."""
-    install(session, "embedded,dev")
+    install(session, "embedded,dev,big")
     session.run(
         "ruff", "check", "internals", "probes", "suites", "tests", "benchmarks", "noxfile.py"
     )
@@ -51,7 +51,7 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks of the hot paths; each prints its ratio against the user's alternative."""
-    install(session, "embedded,dev,ray")
+    install(session, "embedded,dev,ray,big")
     session.run(
         "pytest",
         "benchmarks",

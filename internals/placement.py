@@ -18,6 +18,8 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from internals.quantized import plain_parts
+
 DeviceMap = str | dict[str, Any]
 
 
@@ -76,10 +78,11 @@ def dispatch(
 
 
 def named_tensors(model: nn.Module) -> Iterator[tuple[str, Tensor]]:
-    """Every parameter and buffer by name, read from the offload store when it is on `meta`.
+    """Every parameter and buffer by name as plain tensors, read from the offload store if needed.
 
     An offloaded weight's placeholder lives on the meta device and the real values sit in the
-    module's accelerate hook (`weights_map`); this yields the real values, one at a time.
+    module's accelerate hook (`weights_map`); this yields the real values, one at a time. A
+    quantised weight (a tensor subclass) is yielded as its stored parts (`name.qdata`, ...).
     """
     for module_name, module in model.named_modules():
         hook = getattr(module, "_hf_hook", None)
@@ -88,6 +91,5 @@ def named_tensors(model: nn.Module) -> Iterator[tuple[str, Tensor]]:
         for name, tensor in own:
             full = f"{module_name}.{name}" if module_name else name
             if tensor.device.type == "meta" and stored is not None:
-                yield full, stored[name]
-            else:
-                yield full, tensor
+                tensor = stored[name]
+            yield from plain_parts(full, tensor)

@@ -10,9 +10,11 @@ autoawq) — from the Hugging Face `quantization_config`, the quantiser attached
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
-from torch import nn
+import torch
+from torch import Tensor, nn
 
 from internals.errors import UnsupportedModelError
 
@@ -46,6 +48,22 @@ def quantization_of(model: nn.Module) -> str | None:
             if library is not None:
                 return library
     return None
+
+
+def plain_parts(name: str, tensor: Tensor) -> Iterator[tuple[str, Tensor]]:
+    """A tensor as plain tensors: itself, or the stored parts of a quantised tensor subclass.
+
+    torchao and quanto weights are tensor subclasses whose raw storage (int8 data, scales, zero
+    points) is what they hold; plain ops such as `view` may not be defined on them.
+    """
+    if type(tensor) in (Tensor, nn.Parameter) or not hasattr(tensor, "__tensor_flatten__"):
+        yield name, tensor
+        return
+    inner, _ = tensor.__tensor_flatten__()
+    for part in inner:
+        value = getattr(tensor, part)
+        if isinstance(value, torch.Tensor):
+            yield from plain_parts(f"{name}.{part}", value)
 
 
 def _library(kind: type) -> str | None:
