@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -32,7 +31,6 @@ from internals.sites import Site
 from internals.subject import Subject
 from internals.text_rows import RowPlan, combine_pieces, plan_rows
 
-log = logging.getLogger(__name__)
 DEFAULT_MAX_LENGTH = 512
 
 

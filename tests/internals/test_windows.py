@@ -24,7 +24,7 @@ from internals.text_rows import combine_pieces, plan_rows
 from internals.transformer_subject import TruncationWarning
 from internals.windows import best_windows, window_starts
 from tests.internals.test_equivalence import ITEMS, TWO_SPANS
-from tests.tiny_models import random_bert, random_gpt2
+from tests.tiny_models import random_bert, random_gpt2, random_t5
 
 TOL = {"rtol": 1e-5, "atol": 1e-5}
 WORDS = [
@@ -324,3 +324,32 @@ def test_the_store_key_includes_the_long_text_policy(minilm, essay, tmp_path):
 def test_bad_window_stride(minilm):
     with pytest.raises(ValueError, match="window_stride=0"):
         minilm.features(ITEMS, window_stride=0, progress=False)
+
+
+def test_encoder_decoder_windows_feed_both_parts_the_same_window(sentencepiece_tokenizer):
+    model = random_t5(sentencepiece_tokenizer)
+    subject = load_subject(model, tokenizer=sentencepiece_tokenizer)
+    subject.max_length = 40  # T5 has relative positions; a short window keeps the test small
+    text = long_text(120, seed=3)
+    content, offsets, head, tail = content_tokens(sentencepiece_tokenizer, text)
+    width = 40 - len(head) - len(tail)
+    starts = [*range(0, len(content) - width, width // 2), len(content) - width]
+    items, expected = [], []
+    for span in words_of(text)[::9]:
+        tokens = tokens_of(offsets, span)
+        k = brute_best(tokens[0], tokens[-1], starts, width, causal=False)
+        ids = torch.tensor([[*head, *content[starts[k] : starts[k] + width], *tail]])
+        start = torch.full_like(ids[:, :1], model.config.decoder_start_token_id)
+        with torch.no_grad():
+            out = model(
+                input_ids=ids,
+                decoder_input_ids=torch.cat([start, ids], dim=1),
+                output_hidden_states=True,
+            )
+        rows = [len(head) + t - starts[k] for t in tokens]
+        vectors = [h[0, rows].mean(0) for h in out.encoder_hidden_states]
+        vectors += [h[0, [r + 1 for r in rows]].mean(0) for h in out.decoder_hidden_states]
+        expected.append(torch.stack(vectors))
+        items.append(SpanItem(text, spans=(span,)))
+    got = subject.features(items, sites.every_layer(subject), progress=False)
+    torch.testing.assert_close(got, torch.stack(expected), **TOL)
