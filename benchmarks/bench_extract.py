@@ -136,7 +136,7 @@ def test_peak_memory_features_vs_run_with_cache(benchmark):
     ours = benchmark.pedantic(lambda: fresh_process("features"), rounds=1, iterations=1)
     cache = fresh_process("cache")
     print(
-        f"\n[memory] peak RSS increase, MiniLM every layer, 256 sentences, same batches:"
+        f"\n[memory] peak RSS increase, MiniLM every layer, 256 sentences in one batch:"
         f" lingprobe {ours['peak_mib']:.0f} MiB, run_with_cache {cache['peak_mib']:.0f} MiB"
         f" ({cache['peak_mib'] / max(ours['peak_mib'], 1):.1f}x more) ({load()})"
     )

@@ -2,7 +2,7 @@
 
 Modes (each prints one JSON line: `peak_mib`, the peak RSS increase over the state after loading
 the model and a warm-up, and `seconds`, the extraction's wall time):
-- `features`: lingprobe features of 256 EWT sentences' words at every MiniLM layer;
+- `features`: lingprobe features of 256 EWT sentences' words at every MiniLM layer, one batch;
 - `cache`: transformer-lens `run_with_cache` of every layer's residual stream, then pooling;
 - `scale N`: MiniLM features of the first N EWT train words at every layer (the scaling curve);
 - `batcher budget|fixed`: SmolLM2 features of 256 EWT sentences' words at every layer, token
@@ -69,10 +69,11 @@ def main(mode: str, *args: str) -> None:
     from internals.packaged import MINILM, SMOLLM2
 
     spec, options = MINILM, {}
+    big_batches = {"batch_size": 256, "batch_tokens": 10**9}  # one batch: what a user writes
     if mode == "features":
-        items = word_items(256)
+        items, options = word_items(256), big_batches
     elif mode == "cache":
-        items, options = word_items(256), {"backend": "lens"}
+        items, options = word_items(256), {"backend": "lens", **big_batches}
     elif mode == "scale":
         items = first_words(int(args[0]))
     elif mode == "batcher":

@@ -19,7 +19,14 @@ from internals.backends.static import StaticSubject
 from internals.errors import ModelNotFoundError, UnsupportedModelError
 from internals.layout import config_kind, discover_layout
 from internals.packaged import canonical_name, packaged_path
-from internals.placement import DeviceMap, dispatch, is_dispatched, named_tensors
+from internals.placement import (
+    DeviceMap,
+    as_dtype,
+    is_dispatched,
+    named_tensors,
+    place,
+    refuse_dispatched_twin,
+)
 from internals.quantized import quantization_of, refuse_random_twin
 from internals.random_init import RANDOM_SCHEMES, reinitialize
 from internals.store import fingerprint
@@ -79,14 +86,7 @@ def load_subject(
         raise ValueError(f"backend={backend!r}; choose one of {', '.join(BACKENDS)}")
     if random_scheme not in RANDOM_SCHEMES:
         raise ValueError(f"random_scheme={random_scheme!r}; choose {', '.join(RANDOM_SCHEMES)}")
-    dtype = _as_dtype(dtype)
-    for label, value in (("batch_size", batch_size), ("batch_tokens", batch_tokens)):
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < 1
-        ):
-            raise ValueError(
-                f"{label}={value!r}; give a positive integer (or None for the default)"
-            )
+    dtype = as_dtype(dtype)
     if isinstance(spec, str) and spec.split(":", 1)[0] in ("glove", "word2vec"):
         kind, location = spec.split(":", 1)
         table = load_vectors(kind, location)
@@ -102,11 +102,7 @@ def load_subject(
         model = spec
         if init == "random":
             refuse_random_twin(model)
-            if is_dispatched(model):
-                raise UnsupportedModelError(
-                    "init='random' needs the model object before it is dispatched (its offloaded"
-                    " weights live outside the module); pass the plain model with device_map=..."
-                )
+            refuse_dispatched_twin(model)
             model = reinitialize(copy.deepcopy(model), random_scheme, seed)
         name = getattr(model.config, "_name_or_path", "") or type(model).__name__
         identity: dict[str, Any] = {"object": _content_hash(model)}
@@ -141,23 +137,16 @@ def load_subject(
         identity = {"source": name, "revision": revision}
         if quantization_of(model) is not None:
             identity["quantization"] = _describe(model)
-    if is_dispatched(model) or quantization_of(model) is not None:
-        if isinstance(spec, nn.Module) and dtype is not None:
-            raise UnsupportedModelError(
-                f"dtype={dtype}: a dispatched or quantised model object keeps the dtype it was"
-                " built with; load it in the dtype you want"
-            )
-        if not is_dispatched(model) and device is not None:
-            model = model.to(target)  # a quantised model stays where it was loaded unless asked
-    else:
-        if dtype is not None:
-            model = model.to(dtype)
-        if device_map is not None:
-            model = dispatch(
-                model, device_map, max_memory=max_memory, offload_folder=offload_folder
-            )
-        else:
-            model = model.to(target)
+    model = place(
+        model,
+        device=None if device is None else target,
+        default_device=target,
+        dtype=dtype,
+        device_map=device_map,
+        max_memory=max_memory,
+        offload_folder=offload_folder,
+        given_object=isinstance(spec, nn.Module),
+    )
     model.eval()
     layout = discover_layout(model, tokenizer)
     hook_backend = _backend(backend, model, tokenizer, layout, name, source, head)
@@ -179,22 +168,13 @@ def load_subject(
         init=init,
         fingerprint=key,
         batch_size=batch_size,
+        batch_tokens=batch_tokens,
         padding_side=padding_side,
     )
 
 
 def _default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
-def _as_dtype(dtype: torch.dtype | str | None) -> torch.dtype | None:
-    """`"bfloat16"` / `"float16"` / `"float32"` (or a torch dtype) as a torch dtype."""
-    if dtype is None or isinstance(dtype, torch.dtype):
-        return dtype
-    chosen = getattr(torch, str(dtype).removeprefix("torch."), None)
-    if not isinstance(chosen, torch.dtype) or not chosen.is_floating_point:
-        raise ValueError(f"dtype={dtype!r}; choose 'bfloat16', 'float16' or 'float32'")
-    return chosen
 
 
 def _describe(model: nn.Module) -> Any:

@@ -18,7 +18,8 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from internals.quantized import plain_parts
+from internals.errors import UnsupportedModelError
+from internals.quantized import plain_parts, quantization_of
 
 DeviceMap = str | dict[str, Any]
 
@@ -75,6 +76,60 @@ def dispatch(
         device_map=chosen,
         offload_dir=str(offload_folder) if offload_folder is not None else None,
     )
+
+
+def place(
+    model: nn.Module,
+    *,
+    device: torch.device | None,
+    default_device: torch.device,
+    dtype: torch.dtype | None,
+    device_map: DeviceMap | None,
+    max_memory: dict[Any, Any] | None,
+    offload_folder: str | Path | None,
+    given_object: bool,
+) -> nn.Module:
+    """Put a loaded model where `load_subject` was asked to, in its dtype.
+
+    A dispatched model stays where accelerate put it. A quantised one stays where it was loaded
+    unless `device` is given. A plain one is cast to `dtype`, then dispatched with `device_map`
+    or moved to `device` (default: CUDA when there is one). A dispatched or quantised *object*
+    cannot change dtype here: it was built in its dtype.
+    """
+    fixed = is_dispatched(model) or quantization_of(model) is not None
+    if fixed:
+        if given_object and dtype is not None:
+            raise UnsupportedModelError(
+                f"dtype={dtype}: a dispatched or quantised model object keeps the dtype it was"
+                " built with; load it in the dtype you want"
+            )
+        if not is_dispatched(model) and device is not None:
+            model = model.to(device)
+        return model
+    if dtype is not None:
+        model = model.to(dtype)
+    if device_map is not None:
+        return dispatch(model, device_map, max_memory=max_memory, offload_folder=offload_folder)
+    return model.to(device or default_device)
+
+
+def refuse_dispatched_twin(model: nn.Module) -> None:
+    """A dispatched object's offloaded weights live outside it: it cannot be re-drawn in place."""
+    if is_dispatched(model):
+        raise UnsupportedModelError(
+            "init='random' needs the model object before it is dispatched (its offloaded weights"
+            " live outside the module); pass the plain model with device_map=..."
+        )
+
+
+def as_dtype(dtype: torch.dtype | str | None) -> torch.dtype | None:
+    """`"bfloat16"` / `"float16"` / `"float32"` (or a torch dtype) as a torch dtype."""
+    if dtype is None or isinstance(dtype, torch.dtype):
+        return dtype
+    chosen = getattr(torch, str(dtype).removeprefix("torch."), None)
+    if not isinstance(chosen, torch.dtype) or not chosen.is_floating_point:
+        raise ValueError(f"dtype={dtype!r}; choose 'bfloat16', 'float16' or 'float32'")
+    return chosen
 
 
 def named_tensors(model: nn.Module) -> Iterator[tuple[str, Tensor]]:

@@ -56,6 +56,11 @@ class TransformerSubject(Subject):
         padding_side: str | None = None,
     ) -> None:
         require_offsets(tokenizer)
+        for label, value in (("batch_size", batch_size), ("batch_tokens", batch_tokens)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
+                raise ValueError(f"{label}={value!r}; give a positive integer (or None: default)")
         self.model, self.tokenizer, self.layout, self.backend = model, tokenizer, layout, backend
         self.name, self.init, self.fingerprint = name, init, fingerprint
         self.kind = layout.kind

@@ -156,3 +156,13 @@ def test_progress_bar_counts_items_and_shows_padding_waste():
         bar(ProgressStep(6, real_tokens=100, padded_tokens=100))
         assert bar.bar.n == 10 and bar.bar.unit == "item"
         assert "padded/real tokens 1.050" in str(bar.bar.postfix)
+
+
+def test_batch_options_reach_the_subject_and_bad_ones_are_refused(minilm_tokenizer):
+    model = random_bert(minilm_tokenizer, layers=1, width=32)
+    subject = load_subject(model, tokenizer=minilm_tokenizer, batch_tokens=512, batch_size=None)
+    assert subject.batch_tokens == 512 and subject.batch_size is None
+    with pytest.raises(ValueError, match="batch_tokens=0"):
+        load_subject(model, tokenizer=minilm_tokenizer, batch_tokens=0)
+    with pytest.raises(ValueError, match="batch_size=-2"):
+        load_subject(model, tokenizer=minilm_tokenizer, batch_size=-2)
