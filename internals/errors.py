@@ -39,3 +39,7 @@ class ExtractionMemoryError(LingprobeError, MemoryError):
 
 class UnsupportedModelError(LingprobeError, ValueError):
     """The model cannot be read the way it was asked (e.g. a quantised model's random twin)."""
+
+
+class TruncationWarning(UserWarning):
+    """Texts were cut at the model's maximum length (`long_texts="truncate"`)."""

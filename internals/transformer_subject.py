@@ -22,6 +22,7 @@ from internals.batching import (
     length_buckets,
     padded_tokens,
 )
+from internals.errors import TruncationWarning
 from internals.items import CharSpan, SpanItem
 from internals.layout import ModelLayout
 from internals.placement import input_device
@@ -32,10 +33,6 @@ from internals.subject import Subject
 from internals.text_rows import RowPlan, combine_pieces, plan_rows
 
 DEFAULT_MAX_LENGTH = 512
-
-
-class TruncationWarning(UserWarning):
-    """Texts were cut at the model's maximum length (long_texts="truncate")."""
 
 
 class TransformerSubject(Subject):

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from internals import ItemError, SpanItem, load_subject, sites
 from internals.align import EncodedText
+from internals.errors import TruncationWarning
 from internals.text_rows import combine_pieces, plan_rows
-from internals.transformer_subject import TruncationWarning
 from internals.windows import best_windows, window_starts
 from tests.internals.test_equivalence import ITEMS, TWO_SPANS
 from tests.tiny_models import random_bert, random_gpt2, random_t5
