@@ -32,7 +32,10 @@ def is_dispatched(model: nn.Module) -> bool:
 def input_device(model: nn.Module) -> torch.device:
     """The device the model's inputs belong on: where its input embeddings run."""
     getter: Any = getattr(model, "get_input_embeddings", None)
-    embeddings = getter() if callable(getter) else None
+    try:
+        embeddings = getter() if callable(getter) else None
+    except (NotImplementedError, AttributeError):  # models without a token embedding table
+        embeddings = None
     hook = getattr(embeddings, "_hf_hook", None)
     execution = getattr(hook, "execution_device", None)
     if execution is not None:
