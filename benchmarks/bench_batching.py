@@ -72,7 +72,7 @@ def test_smollm2_token_budget_vs_fixed_batches(benchmark):
         print(f"  token budget {budget:<6}       {seconds:7.2f} s   {t_fixed / seconds:.2f}x fixed")
     fixed, budget = memory["fixed"], memory["budget"]
     print(
-        f"  peak RSS increase, 256 sentences, fresh process: fixed {fixed['peak_mib']:.0f} MiB"
+        f"  peak RSS increase, fresh process: fixed {fixed['peak_mib']:.0f} MiB"
         f" ({fixed['seconds']:.1f} s), token budget {budget['peak_mib']:.0f} MiB"
         f" ({budget['seconds']:.1f} s)"
     )

@@ -5,7 +5,7 @@ the model and a warm-up, and `seconds`, the extraction's wall time):
 - `features`: lingprobe features of 256 EWT sentences' words at every MiniLM layer, one batch;
 - `cache`: transformer-lens `run_with_cache` of every layer's residual stream, then pooling;
 - `scale N`: MiniLM features of the first N EWT train words at every layer (the scaling curve);
-- `batcher budget|fixed`: SmolLM2 features of 256 EWT sentences' words at every layer, token
+- `batcher budget|fixed`: SmolLM2 features of 128 EWT sentences' words at every layer, token
   budget or fixed 64-text batches.
 """
 
@@ -77,7 +77,7 @@ def main(mode: str, *args: str) -> None:
     elif mode == "scale":
         items = first_words(int(args[0]))
     elif mode == "batcher":
-        items, spec = word_items(256), SMOLLM2
+        items, spec = word_items(128), SMOLLM2
         options = {"batch_size": 64} if args[0] == "fixed" else {}
     else:
         raise SystemExit(f"unknown mode {mode!r}")
