@@ -63,14 +63,14 @@ def install(session: nox.Session, extras: str) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """The test suite, offline, with beartype checking every jaxtyping shape."""
-    install(session, "embedded,dev,ray,hf")
+    install(session, "embedded,dev,ray,hf,big")
     session.run("pytest", *session.posargs, env=OFFLINE_ENV)
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff (style, imports) and mypy (static types)."""
-    install(session, "embedded,dev,hf")
+    install(session, "embedded,dev,hf,big")
     paths = ["lingprobe", "internals", "probes", "suites", "tests", "benchmarks"]
     session.run("ruff", "check", *paths, "noxfile.py")
     session.run("ruff", "format", "--check", *paths, "noxfile.py")
@@ -80,7 +80,7 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks of the hot paths; each prints its ratio against the user's alternative."""
-    install(session, "embedded,dev,ray,hf")
+    install(session, "embedded,dev,ray,hf,big")
     session.run(
         "pytest",
         "benchmarks",

@@ -6,38 +6,23 @@ prints the ratio (goal: features <= 1.10x a bare forward; vectorised pooling >= 
 
 from __future__ import annotations
 
-import statistics
-import subprocess
-import sys
-import time
-from pathlib import Path
-
 import pytest
 import torch
 
 from benchmarks.ewt_sample import word_items
+from benchmarks.extract_common import fresh_process, load, median_of, model_batches
 from internals import load_subject, sites
-from internals.batching import collate, length_buckets
+from internals.packaged import MINILM, SMOLLM2
 from internals.pool import TokenSegments, pool_spans
+from internals.reading import Reading
 
 N_SENTENCES = 512
-ROUNDS = 3
-
-
-def best_of(fn, rounds: int = ROUNDS) -> float:
-    """Median wall time of `rounds` calls (after one warm-up call)."""
-    fn()
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+N_DECODER_SENTENCES = 128
 
 
 @pytest.fixture(scope="module")
 def minilm():
-    return load_subject("sentence-transformers/all-MiniLM-L6-v2")
+    return load_subject(MINILM)
 
 
 @pytest.fixture(scope="module")
@@ -47,12 +32,7 @@ def items():
 
 @pytest.fixture(scope="module")
 def batches(minilm, items):
-    encoded, _ = minilm.encode(items)
-    lengths = [len(e.input_ids) for e in encoded]
-    return [
-        collate([encoded[i] for i in index], minilm._padding(), ["encoder"], minilm.device)
-        for index in length_buckets(lengths, minilm.batch_size, minilm.max_batch_tokens)
-    ]
+    return model_batches(minilm, items)
 
 
 def test_features_vs_bare_forward(benchmark, minilm, items, batches):
@@ -68,7 +48,7 @@ def test_features_vs_bare_forward(benchmark, minilm, items, batches):
         minilm.features(items, every, progress=False)
 
     def hidden_states_loop():
-        minilm.encode(items)  # a user aligns words to tokens too
+        minilm.plan(items, Reading())  # a user aligns words to tokens too
         with torch.no_grad():
             for batch in batches:
                 states = model(**batch.inputs, output_hidden_states=True).hidden_states
@@ -79,7 +59,7 @@ def test_features_vs_bare_forward(benchmark, minilm, items, batches):
                     for s, n in zip(starts.tolist(), segments.lengths.tolist()):
                         flat[segments.positions[s : s + n]].mean(0)
 
-    lens = load_subject("sentence-transformers/all-MiniLM-L6-v2", backend="lens")
+    lens = load_subject(MINILM, backend="lens")
 
     def lens_cache():
         with torch.no_grad():
@@ -94,14 +74,17 @@ def test_features_vs_bare_forward(benchmark, minilm, items, batches):
                 for name in cache:
                     pool_spans(cache[name], batch.segments["encoder"], "mean")
 
-    t_bare = best_of(bare)
-    t_ours = best_of(ours)
-    t_lens_ours = best_of(lambda: lens.features(items, every, progress=False), rounds=1)
-    t_loop = best_of(hidden_states_loop, rounds=1)
-    t_lens = best_of(lens_cache, rounds=1)
+    t_bare = median_of(bare)
+    t_ours = median_of(ours)
+    t_lens_ours = median_of(lambda: lens.features(items, every, progress=False), rounds=1)
+    t_loop = median_of(hidden_states_loop, rounds=1)
+    t_lens = median_of(lens_cache, rounds=1)
     benchmark.extra_info.update(bare=t_bare, ours=t_ours, loop=t_loop, lens_cache=t_lens)
     benchmark.pedantic(ours, rounds=1, iterations=1)
-    print(f"\n[extract] MiniLM, {N_SENTENCES} EWT sentences, {len(items)} word items, 7 sites")
+    print(
+        f"\n[extract] MiniLM, {N_SENTENCES} EWT sentences, {len(items)} word items, 7 sites,"
+        f" {len(batches)} batches ({load()})"
+    )
     rows = [
         ("bare forward (same batches)", t_bare, ""),
         (
@@ -139,9 +122,9 @@ def test_pooling_vectorised_vs_loop(benchmark):
         return pool_spans(hidden, segments, "mean")
 
     torch.testing.assert_close(vectorised(), loop(), rtol=1e-5, atol=1e-6)
-    t_loop = best_of(loop)
+    t_loop = median_of(loop)
     result = benchmark(vectorised)
-    t_vec = best_of(vectorised, rounds=20)
+    t_vec = median_of(vectorised, rounds=20)
     assert result.shape == (len(rows), dim)
     print(
         f"\n[pool] {len(rows)} spans over [{batch}, {tokens}, {dim}]: loop {t_loop * 1e3:.2f} ms,"
@@ -150,22 +133,39 @@ def test_pooling_vectorised_vs_loop(benchmark):
 
 
 def test_peak_memory_features_vs_run_with_cache(benchmark):
-    root = Path(__file__).resolve().parents[1]
-
-    def measure(mode: str) -> float:
-        out = subprocess.run(
-            [sys.executable, "-m", "benchmarks.memory_probe", mode],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return float(out.stdout.strip().splitlines()[-1])
-
-    ours = benchmark.pedantic(lambda: measure("features"), rounds=1, iterations=1)
-    cache = measure("cache")
+    ours = benchmark.pedantic(lambda: fresh_process("features"), rounds=1, iterations=1)
+    cache = fresh_process("cache")
     print(
-        f"\n[memory] peak RSS increase, MiniLM every layer, 256 sentences, batch 256:"
-        f" lingprobe {ours:.0f} MiB, run_with_cache {cache:.0f} MiB"
-        f" ({cache / max(ours, 1):.1f}x more)"
+        f"\n[memory] peak RSS increase, MiniLM every layer, 256 sentences in one batch:"
+        f" lingprobe {ours['peak_mib']:.0f} MiB, run_with_cache {cache['peak_mib']:.0f} MiB"
+        f" ({cache['peak_mib'] / max(ours['peak_mib'], 1):.1f}x more) ({load()})"
+    )
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_decoder_features_vs_bare_forward(benchmark, side):
+    """SmolLM2-135M (30 layers, every site) against a bare forward on the same batches."""
+    subject = load_subject(SMOLLM2, padding_side=side)
+    chosen = word_items(N_DECODER_SENTENCES)
+    every = sites.every_layer(subject)
+    same = model_batches(subject, chosen)
+    model = subject.model
+
+    def bare():
+        with torch.no_grad():
+            for batch in same:
+                model(**batch.inputs)
+
+    def ours():
+        subject.features(chosen, every, progress=False)
+
+    t_bare = median_of(bare)
+    t_ours = median_of(ours)
+    benchmark.extra_info.update(bare=t_bare, ours=t_ours, side=side)
+    benchmark.pedantic(ours, rounds=1, iterations=1)
+    print(
+        f"\n[extract] SmolLM2-135M, {side} padding, {N_DECODER_SENTENCES} EWT sentences,"
+        f" {len(chosen)} word items, {len(every)} sites, {len(same)} batches: bare forward"
+        f" {t_bare:.2f} s, lingprobe {t_ours:.2f} s = {t_ours / t_bare:.3f}x bare (goal <= 1.10)"
+        f" ({load()})"
     )

@@ -1,13 +1,19 @@
-"""Peak resident memory of one extraction, in a fresh process: `python -m benchmarks.memory_probe`.
+"""Peak memory and time of one extraction in a fresh process: `python -m benchmarks.memory_probe`.
 
-MODE `features`: lingprobe features at every layer (pooled on the fly);
-MODE `cache`: transformer-lens `run_with_cache` of every layer's residual stream, then pooling.
-Prints the peak RSS increase (MiB) over the state after loading the model and a warm-up.
+Modes (each prints one JSON line: `peak_mib`, the peak RSS increase over the state after loading
+the model and a warm-up, and `seconds`, the extraction's wall time):
+- `features`: lingprobe features of 256 EWT sentences' words at every MiniLM layer, one batch;
+- `cache`: transformer-lens `run_with_cache` of every layer's residual stream, then pooling;
+- `scale N`: MiniLM features of the first N EWT train words at every layer (the scaling curve);
+- `batcher budget|fixed`: SmolLM2 features of 128 EWT sentences' words at every layer, token
+  budget or fixed 64-text batches.
 """
 
 from __future__ import annotations
 
+import json
 import sys
+import time
 
 import torch
 
@@ -32,43 +38,60 @@ def peak_mib() -> float:
     return _status("VmHWM")
 
 
-def main(mode: str, n: int = 256) -> None:
-    from benchmarks.ewt_sample import word_items
-    from internals import load_subject, sites
+def _run_with_cache(subject, items) -> None:
+    from internals.batching import collate
     from internals.pool import pool_spans
+    from internals.reading import Reading
 
-    items = word_items(n)
-    backend = "lens" if mode == "cache" else "nnsight"
-    subject = load_subject(
-        "sentence-transformers/all-MiniLM-L6-v2", backend=backend, batch_size=256
-    )
+    bridge = subject.backend.bridge
+    plan, _ = subject.plan(items, Reading())
+    lengths = [len(row.input_ids) for row in plan.rows]
+    for index in subject.batches(lengths):
+        batch = collate(
+            [plan.rows[i] for i in index], subject._padding(), ["encoder"], subject.device
+        )
+        with torch.no_grad():
+            _, cache = bridge.run_with_cache(
+                batch.inputs["input_ids"],
+                attention_mask=batch.inputs["attention_mask"],
+                names_filter=lambda name: (
+                    name.endswith("hook_resid_post") or name == "blocks.0.hook_resid_pre"
+                ),
+            )
+        for name in cache:
+            pool_spans(cache[name], batch.segments["encoder"], "mean")
+        del cache
+
+
+def main(mode: str, *args: str) -> None:
+    from benchmarks.ewt_sample import first_words, word_items
+    from internals import load_subject, sites
+    from internals.packaged import MINILM, SMOLLM2
+
+    spec, options = MINILM, {}
+    big_batches = {"batch_size": 256, "batch_tokens": 10**9}  # one batch: what a user writes
+    if mode == "features":
+        items, options = word_items(256), big_batches
+    elif mode == "cache":
+        items, options = word_items(256), {"backend": "lens", **big_batches}
+    elif mode == "scale":
+        items = first_words(int(args[0]))
+    elif mode == "batcher":
+        items, spec = word_items(128), SMOLLM2
+        options = {"batch_size": 64} if args[0] == "fixed" else {}
+    else:
+        raise SystemExit(f"unknown mode {mode!r}")
+    subject = load_subject(spec, **options)
     subject.features(items[:4], progress=False)  # warm-up
     base = reset_peak()
-    if mode == "features":
-        subject.features(items, sites.every_layer(subject), progress=False)
+    start = time.perf_counter()
+    if mode == "cache":
+        _run_with_cache(subject, items)
     else:
-        bridge = subject.backend.bridge
-        encoded, _ = subject.encode(items)
-        from internals.batching import collate, length_buckets
-
-        lengths = [len(e.input_ids) for e in encoded]
-        for index in length_buckets(lengths, 256, 10**9):
-            batch = collate(
-                [encoded[i] for i in index], subject._padding(), ["encoder"], subject.device
-            )
-            with torch.no_grad():
-                _, cache = bridge.run_with_cache(
-                    batch.inputs["input_ids"],
-                    attention_mask=batch.inputs["attention_mask"],
-                    names_filter=lambda name: (
-                        name.endswith("hook_resid_post") or name == "blocks.0.hook_resid_pre"
-                    ),
-                )
-            for name in cache:
-                pool_spans(cache[name], batch.segments["encoder"], "mean")
-            del cache
-    print(f"{peak_mib() - base:.1f}")
+        subject.features(items, sites.every_layer(subject), progress=False)
+    seconds = time.perf_counter() - start
+    print(json.dumps({"peak_mib": peak_mib() - base, "seconds": seconds, "items": len(items)}))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:])

@@ -2,31 +2,39 @@
 
 from internals import sites
 from internals.errors import (
+    ExtractionMemoryError,
     ItemError,
     LingprobeError,
     ModelNotFoundError,
     OptionError,
     SiteError,
     TokenizerError,
+    TruncationWarning,
+    UnsupportedModelError,
     VectorsFileError,
 )
 from internals.items import SpanItem
 from internals.load import load_subject
 from internals.pool import TokenSegments, pool_spans
+from internals.progress import ProgressStep
 from internals.sites import Site
 from internals.subject import Subject
 
 __all__ = [
+    "ExtractionMemoryError",
     "ItemError",
     "LingprobeError",
     "ModelNotFoundError",
     "OptionError",
+    "ProgressStep",
     "Site",
     "SiteError",
     "SpanItem",
     "Subject",
     "TokenSegments",
     "TokenizerError",
+    "TruncationWarning",
+    "UnsupportedModelError",
     "VectorsFileError",
     "load_subject",
     "pool_spans",

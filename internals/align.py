@@ -27,6 +27,17 @@ class EncodedText:
 
     input_ids: list[int]
     segments: list[np.ndarray]  # token positions (within this text's tokens) per segment
+    prefix: int = 0  # special tokens the tokenizer put before the text (CLS, BOS)
+    suffix: int = 0  # and after it (SEP, EOS)
+
+
+def special_ends(special: Sequence[int]) -> tuple[int, int]:
+    """Lengths of the leading and trailing runs of special tokens."""
+    flags = np.asarray(special, dtype=bool)
+    if flags.all():
+        return len(flags), 0
+    solid = np.nonzero(~flags)[0]
+    return int(solid[0]), int(len(flags) - 1 - solid[-1])
 
 
 def require_offsets(tokenizer: Any) -> None:
@@ -105,7 +116,10 @@ def encode_texts(
     *,
     max_length: int | None,
 ) -> list[EncodedText]:
-    """Tokenize all texts in one fast-tokenizer call and align their spans (see `align_text`)."""
+    """Tokenize all texts in one fast-tokenizer call and align their spans (see `align_text`).
+
+    `max_length=None` keeps every token (long texts are then laid out by `text_rows`).
+    """
     require_offsets(tokenizer)
     encoding = tokenizer(
         list(texts),
@@ -114,6 +128,7 @@ def encode_texts(
         add_special_tokens=True,
         truncation=max_length is not None,
         max_length=max_length,
+        verbose=False,
     )
     if "offset_mapping" not in encoding:
         raise TokenizerError(
@@ -129,5 +144,6 @@ def encode_texts(
             item_index=item_index[k],
             field=fields[k],
         )
-        encoded.append(EncodedText(list(encoding["input_ids"][k]), segments))
+        prefix, suffix = special_ends(encoding["special_tokens_mask"][k])
+        encoded.append(EncodedText(list(encoding["input_ids"][k]), segments, prefix, suffix))
     return encoded

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ import torch
 from torch import Tensor, nn
 
 from internals.cache_dir import cache_root
+from internals.placement import named_tensors
 from lingprobe.atomic import atomic_write_bytes
 from lingprobe.digest import bytes_digest, combined_digest, file_digest
 
@@ -98,13 +98,14 @@ def tensor_bytes(tensor: Tensor) -> memoryview:
 
 
 def module_digest(module: nn.Module) -> str:
-    """Digest of every parameter and buffer of `module`: names, dtypes, shapes and all values."""
+    """Digest of every parameter and buffer of `module`: names, dtypes, shapes and all values
+    (offloaded ones read from their offload store)."""
     parts = []
-    params = module.named_parameters(remove_duplicate=False)
-    for name, tensor in chain(params, module.named_buffers(remove_duplicate=False)):
-        # an offloaded (meta) tensor's values are not here to read
-        value = "meta" if tensor.device.type == "meta" else bytes_digest(tensor_bytes(tensor))
-        parts.append((f"{name}|{tensor.dtype}|{tuple(tensor.shape)}", value))
+    # offloaded weights are read from their store; quantised ones as their stored parts
+    for name, tensor in named_tensors(module):
+        parts.append(
+            (f"{name}|{tensor.dtype}|{tuple(tensor.shape)}", bytes_digest(tensor_bytes(tensor)))
+        )
     return combined_digest(parts)
 
 

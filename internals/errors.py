@@ -40,3 +40,15 @@ class VectorsFileError(LingprobeError, ValueError):
 
 class ModelNotFoundError(LingprobeError, LookupError):
     """A model spec names nothing that can be loaded here."""
+
+
+class ExtractionMemoryError(LingprobeError, MemoryError):
+    """A single row does not fit the device's memory even alone."""
+
+
+class UnsupportedModelError(LingprobeError, ValueError):
+    """The model cannot be read the way it was asked (e.g. a quantised model's random twin)."""
+
+
+class TruncationWarning(UserWarning):
+    """Texts were cut at the model's maximum length (`long_texts="truncate"`)."""

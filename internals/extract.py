@@ -1,51 +1,85 @@
-"""The extraction loop: validate, then compute or load each shard of pooled features."""
+"""The extraction loop: validate, then compute or load each shard of pooled features.
+
+It works on anything shaped like a subject (`FeatureSource`), so `internals.subject` imports it and
+not the other way round.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
+from typing import Any, Protocol
 
 import torch
 from jaxtyping import Float
 from torch import Tensor
-from tqdm.auto import tqdm
 
 from internals import sites as site_rules
 from internals.errors import ItemError, OptionError
 from internals.items import SpanItem, validate_items
-from internals.pool import POOL_CHOICES, PoolHow
-from internals.sites import SiteSpec
+from internals.progress import ProgressBar, ProgressCallback, ProgressStep
+from internals.reading import Reading
+from internals.sites import HasSites, Site, SiteSpec
 from internals.store import ActivationStore, data_fingerprint
-from internals.subject import Subject
+
+
+class FeatureSource(HasSites, Protocol):
+    """What the loop needs of a subject: identity, width, and `compute`."""
+
+    name: str
+    dim: int
+    fingerprint: str
+
+    def describe(self) -> dict[str, Any]:
+        """Identity for the store's metadata."""
+        ...
+
+    def content_key(self) -> str:
+        """The store's key for the subject as it is now."""
+        ...
+
+    def compute(
+        self,
+        items: Sequence[SpanItem],
+        sites: Sequence[Site],
+        reading: Reading,
+        progress: ProgressCallback | None = None,
+    ) -> Float[Tensor, "item site dim"]:
+        """Pooled features of validated items at checked sites."""
+        ...
 
 
 def extract_features(
-    subject: Subject,
+    subject: FeatureSource,
     items: Sequence[SpanItem],
     sites: SiteSpec,
     *,
-    pool: PoolHow,
+    reading: Reading,
     store: str | Path | None,
     store_dtype: torch.dtype | None,
     shard_size: int,
-    progress: bool,
+    progress: bool | ProgressCallback,
 ) -> Float[Tensor, "item site dim"]:
-    """Features of `items` at `sites`; with a store, shard by shard, resuming what exists."""
-    if pool not in POOL_CHOICES:
-        choices = ", ".join(POOL_CHOICES)
-        raise OptionError(f"pool={pool!r} is not a pooling; choose one of {choices}")
+    """Features of `items` at `sites`; with a store, shard by shard, resuming what exists.
+
+    `progress`: True for a bar over items (padding waste in its postfix), False for none, or a
+    callback that receives a `ProgressStep` after each batch.
+    """
     check_store_options(store, store_dtype, shard_size)
     width = validate_items(items)
     sites = site_rules.resolve(subject, sites)
-    texts = sum(len(item.texts()) for item in items)
-    with tqdm(
-        total=texts, desc=f"features {subject.name}", unit="text", disable=not progress, leave=False
-    ) as bar:
+    bar: Any = (
+        nullcontext(progress)
+        if callable(progress)
+        else ProgressBar(len(items), f"features {subject.name}", enabled=bool(progress))
+    )
+    with bar as report:
         if store is None:
-            return subject.compute(items, sites, pool, bar)
+            return subject.compute(items, sites, reading, report)
         dtype = store_dtype or torch.float32
-        settings = {"pool": pool, "dtype": str(dtype)}
+        settings = {**reading.key(), "dtype": str(dtype)}
         data_key = data_fingerprint(items, settings)
         meta = {**subject.describe(), **settings, "items": len(items), "shard_size": shard_size}
         shelf = ActivationStore(store, subject.content_key(), data_key, meta)
@@ -58,7 +92,7 @@ def extract_features(
             missing = [site for site, tensor in have.items() if tensor is None]
             if missing:
                 try:
-                    computed = subject.compute(chunk, missing, pool, bar)
+                    computed = subject.compute(chunk, missing, reading, report)
                 except ItemError as error:
                     raise error.shifted(rows.start) from None
                 computed = computed.to(dtype)
@@ -66,7 +100,7 @@ def extract_features(
                     shelf.save(site, shard, computed[:, k])
                     have[site] = computed[:, k]
             else:
-                bar.update(sum(len(item.texts()) for item in chunk))
+                report(ProgressStep(len(chunk)))
             for k, site in enumerate(sites):
                 tensor = have[site]
                 assert tensor is not None

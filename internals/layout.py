@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from internals.errors import SiteError
+from internals.placement import input_device
 
 PROBE_TEXT = "The quick brown fox jumps over the lazy dog."
 
@@ -86,7 +87,7 @@ def _part_roots(model: nn.Module, kind: str) -> dict[str, str]:
 
 
 def _probe_inputs(model: nn.Module, tokenizer: Any, kind: str) -> dict[str, torch.Tensor]:
-    device = next(model.parameters()).device
+    device = input_device(model)
     enc = tokenizer([PROBE_TEXT], return_tensors="pt")
     inputs = {"input_ids": enc["input_ids"].to(device)}
     if "attention_mask" in enc:
@@ -163,7 +164,12 @@ def discover_layout(model: nn.Module, tokenizer: Any) -> ModelLayout:
 
 
 def _same(a: Any, b: Any) -> bool:
-    return isinstance(a, torch.Tensor) and a.shape == b.shape and torch.allclose(a, b, atol=1e-5)
+    """Equal tensors, wherever each lives (a dispatched model's layers sit on several devices)."""
+    return (
+        isinstance(a, torch.Tensor)
+        and a.shape == b.shape
+        and torch.allclose(a.float(), b.to(a.device).float(), atol=1e-5)
+    )
 
 
 def _match_part(

@@ -17,9 +17,17 @@ from internals.backends.lens import LensBackend, boot_bridge
 from internals.backends.sight import SightBackend
 from internals.backends.static import StaticSubject
 from internals.content_hash import config_digest, folder_digest, tokenizer_digest
-from internals.errors import ModelNotFoundError, OptionError
+from internals.errors import ModelNotFoundError, OptionError, UnsupportedModelError
 from internals.layout import config_kind, discover_layout
 from internals.packaged import ALIASES, canonical_name, packaged_path
+from internals.placement import (
+    DeviceMap,
+    as_dtype,
+    is_dispatched,
+    place,
+    refuse_dispatched_twin,
+)
+from internals.quantized import quantization_of, refuse_random_twin
 from internals.random_init import RANDOM_SCHEMES, reinitialize, seeded_global_rng
 from internals.store import fingerprint
 from internals.subject import Subject
@@ -48,7 +56,11 @@ def load_subject(
     init: str = "pretrained",
     seed: int = 0,
     device: str | torch.device | None = None,
-    dtype: torch.dtype | None = None,
+    dtype: torch.dtype | str | None = None,
+    device_map: DeviceMap | None = None,
+    max_memory: dict[Any, Any] | None = None,
+    offload_folder: str | Path | None = None,
+    quantization_config: Any = None,
     tokenizer: Any = None,
     head: str | None = None,
     random_scheme: str = "xavier_uniform",
@@ -56,7 +68,8 @@ def load_subject(
     trust_remote_code: bool = False,
     revision: str | None = None,
     padding_side: str | None = None,
-    batch_size: int = 64,
+    batch_size: int | None = None,
+    batch_tokens: int | None = None,
 ) -> Subject:
     """Load a subject whose activations `features` reads.
 
@@ -76,6 +89,7 @@ def load_subject(
         raise OptionError(f"random_scheme={random_scheme!r}; choose {', '.join(RANDOM_SCHEMES)}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise OptionError(f"seed={seed!r}: give an integer seed for the random twin's weights")
+    dtype = as_dtype(dtype)
     if isinstance(spec, str) and spec.split(":", 1)[0] in ("glove", "word2vec"):
         kind, location = spec.split(":", 1)
         table = load_vectors(kind, location)
@@ -90,6 +104,8 @@ def load_subject(
             )
         model = spec
         if init == "random":
+            refuse_random_twin(model)
+            refuse_dispatched_twin(model)
             model = reinitialize(copy.deepcopy(model), random_scheme, seed)
         name = getattr(model.config, "_name_or_path", "") or type(model).__name__
         identity: dict[str, Any] = {"object": type(model).__name__}
@@ -99,18 +115,47 @@ def load_subject(
         source = packaged_path(str(spec)) or spec
         _refuse_remote_code(source, name, trust_remote_code)
         tokenizer = tokenizer or _tokenizer(source, name, trust_remote_code, revision)
+        if init == "random" and quantization_config is not None:
+            raise UnsupportedModelError(
+                "init='random' with quantization_config: a quantised model has no random twin;"
+                " load the random twin unquantised"
+            )
+        placement: dict[str, Any] = {
+            "device_map": device_map,
+            "max_memory": max_memory,
+            "offload_folder": offload_folder,
+            "quantization_config": quantization_config,
+        }
         model = _model(
-            source, name, head, init, seed, random_scheme, dtype, trust_remote_code, revision
+            source,
+            name,
+            head,
+            init,
+            seed,
+            random_scheme,
+            dtype,
+            trust_remote_code,
+            revision,
+            {key: value for key, value in placement.items() if value is not None},
         )
         identity = _source_identity(source, name, revision, model)
+        if quantization_of(model) is not None:
+            identity["quantization"] = _describe(model)
     else:
         raise OptionError(
             f"spec is a {type(spec).__name__}; give a hub id or folder (str), a model object"
             " (torch.nn.Module, with tokenizer=), or 'glove:<path>' / 'word2vec:<path>'"
         )
-    model = model.to(target)
-    if dtype is not None:
-        model = model.to(dtype)
+    model = place(
+        model,
+        device=None if device is None else target,
+        default_device=target,
+        dtype=dtype,
+        device_map=device_map,
+        max_memory=max_memory,
+        offload_folder=offload_folder,
+        given_object=isinstance(spec, nn.Module),
+    )
     model.eval()
     layout = discover_layout(model, tokenizer)
     hook_backend = _backend(backend, model, tokenizer, layout, name, source, head)
@@ -135,6 +180,7 @@ def load_subject(
         init=init,
         fingerprint=key,
         batch_size=batch_size,
+        batch_tokens=batch_tokens,
         padding_side=padding_side,
     )
 
@@ -152,6 +198,14 @@ def _source_identity(
         return {"folder": folder_digest(source)}
     commit = getattr(getattr(model, "config", None), "_commit_hash", None)
     return {"source": name, "revision": revision, "commit": commit}
+
+
+def _describe(model: nn.Module) -> Any:
+    """The quantisation settings of a loaded model, for its fingerprint (None when plain)."""
+    config: Any = getattr(model.config, "quantization_config", None)
+    if config is None:
+        return quantization_of(model)
+    return config.to_dict() if hasattr(config, "to_dict") else config
 
 
 def _remote_code(name: str) -> ModelNotFoundError:
@@ -219,6 +273,7 @@ def _model(
     dtype: torch.dtype | None,
     trust: bool,
     revision: str | None,
+    placement: dict[str, Any],
 ) -> nn.Module:
     import transformers
 
@@ -237,7 +292,11 @@ def _model(
             model = auto.from_config(config, trust_remote_code=trust)
         return model if scheme == "model" else reinitialize(model, scheme, seed)
     return auto.from_pretrained(
-        source, dtype=dtype or torch.float32, trust_remote_code=trust, revision=revision
+        source,
+        dtype=dtype or torch.float32,
+        trust_remote_code=trust,
+        revision=revision,
+        **placement,
     )
 
 
@@ -254,6 +313,11 @@ def _backend(
         # Measured (benchmarks/bench_extract.py): nnsight on the model's own attention kernel is
         # faster than the bridge, which forces eager attention; so "auto" means nnsight.
         return SightBackend(model, layout)
+    if is_dispatched(model) or quantization_of(model) is not None:
+        raise UnsupportedModelError(
+            "backend='lens' copies the model into a transformer-lens bridge, which a dispatched"
+            " or quantised model does not survive; use backend='nnsight' (the default)"
+        )
     import transformers
 
     lens_class = getattr(transformers, LM_CLASSES[layout.kind])

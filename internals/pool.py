@@ -69,9 +69,18 @@ def pool_spans(
 
     `mean` is one fused gather-and-sum (`embedding_bag`) and a division, `first`/`last` one
     gather, `max` a gather and a `scatter_reduce`. Only the pooled rows are returned, so callers
-    can drop `hidden` right after.
+    can drop `hidden` right after. The segments follow `hidden` to its device (a model split
+    across devices is pooled where each layer runs). Half-precision activations (bfloat16,
+    float16) are pooled with float32 accumulators and come out in float32: the segments' tokens
+    are gathered and widened first, so a mean over a long span loses nothing to rounding.
     """
+    if segments.positions.device != hidden.device:
+        segments = segments.to(hidden.device)
     flat = hidden.reshape(-1, hidden.shape[-1])
+    if flat.is_floating_point() and flat.dtype.itemsize < 4:
+        flat = flat.index_select(0, segments.positions).float()
+        gathered = torch.arange(flat.shape[0], device=flat.device)
+        segments = TokenSegments(gathered, segments.lengths)
     if how == "first":
         return flat.index_select(0, segments.positions[segments.offsets])
     if how == "last":

@@ -10,11 +10,13 @@ from typing import Any
 import torch
 from jaxtyping import Float
 from torch import Tensor
-from tqdm.auto import tqdm
 
+from internals.extract import extract_features
 from internals.items import SpanItem
 from internals.pool import PoolHow
-from internals.sites import Site, SiteSpec
+from internals.progress import ProgressCallback
+from internals.reading import LongTexts, Reading
+from internals.sites import Site, SiteSpec, every_layer
 
 
 class Subject(ABC):
@@ -42,10 +44,13 @@ class Subject(ABC):
         self,
         items: Sequence[SpanItem],
         sites: Sequence[Site],
-        pool: PoolHow,
-        bar: tqdm | None,
+        reading: Reading,
+        progress: ProgressCallback | None = None,
     ) -> Float[Tensor, "item site dim"]:
-        """Pooled features of validated items at checked sites (no store involved)."""
+        """Pooled features of validated items at checked sites (no store involved).
+
+        `progress`, when given, is called with a `ProgressStep` after each batch.
+        """
 
     def features(
         self,
@@ -53,27 +58,32 @@ class Subject(ABC):
         sites: SiteSpec | None = None,
         *,
         pool: PoolHow = "mean",
+        long_texts: LongTexts = "window",
+        window_stride: int | None = None,
         store: str | Path | None = None,
         store_dtype: torch.dtype | None = None,
         shard_size: int = 2048,
-        progress: bool = True,
+        progress: bool | ProgressCallback = True,
     ) -> Float[Tensor, "item site dim"]:
         """Pooled features `[item, site, segments*dim]` (float32, CPU) of `items` at `sites`.
 
         `sites` defaults to every layer; give `Site`s, names (`"encoder.3"`), layer numbers
-        (negative from the last) or a spec string (`"all"`, `"last"`, `"3,5"`). With `store`,
-        features are cached on disk per (subject, data, site) and a rerun only computes what is
-        missing; every shard read is verified against its key and checksum. `store_dtype=float16`
-        halves the store; the values returned are then the stored (rounded) ones on every run.
+        (negative from the last) or a spec string (`"all"`, `"last"`, `"3,5"`). `long_texts`
+        says what happens to a text longer than the model's maximum length: "window" (default)
+        reads it as sliding windows `window_stride` tokens apart (default half a window), each
+        word from the window where it has the most context; "truncate" cuts it (with a warning
+        counting items and tokens); "error" refuses it. With `store`, features are cached on
+        disk per (subject, data, site, reading settings) and a rerun only computes what is
+        missing; every shard read is verified against its key and checksum.
+        `store_dtype=float16` halves the store; the values returned are then the stored
+        (rounded) ones on every run. `progress`: a bar over items (True), none (False), or a
+        callback receiving a `ProgressStep` after each batch.
         """
-        from internals.extract import extract_features
-        from internals.sites import every_layer
-
         return extract_features(
             self,
             items,
             sites if sites is not None else every_layer(self),
-            pool=pool,
+            reading=Reading(pool, long_texts, window_stride),
             store=store,
             store_dtype=store_dtype,
             shard_size=shard_size,

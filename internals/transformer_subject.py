@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -9,18 +10,29 @@ import numpy as np
 import torch
 from jaxtyping import Float
 from torch import Tensor, nn
-from tqdm.auto import tqdm
 
 from internals.align import EncodedText, encode_texts, require_offsets
 from internals.backends.base import HookBackend
-from internals.batching import Padding, collate, length_buckets
+from internals.batch_runner import run_batches
+from internals.batching import (
+    Padding,
+    budget_batches,
+    collate,
+    default_batch_tokens,
+    length_buckets,
+    padded_tokens,
+)
 from internals.content_hash import module_digest
+from internals.errors import TruncationWarning
 from internals.items import CharSpan, SpanItem
 from internals.layout import ModelLayout
-from internals.pool import PoolHow
+from internals.placement import input_device
+from internals.progress import ItemCounter, ProgressCallback, ProgressStep
+from internals.reading import Reading
 from internals.sites import Site
 from internals.store import fingerprint
 from internals.subject import Subject
+from internals.text_rows import RowPlan, combine_pieces, plan_rows
 
 DEFAULT_MAX_LENGTH = 512
 
@@ -38,17 +50,23 @@ class TransformerSubject(Subject):
         name: str,
         init: str,
         fingerprint: str,
-        batch_size: int = 64,
-        max_batch_tokens: int = 16384,
+        batch_size: int | None = None,
+        batch_tokens: int | None = None,
         padding_side: str | None = None,
     ) -> None:
         require_offsets(tokenizer)
+        for label, value in (("batch_size", batch_size), ("batch_tokens", batch_tokens)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
+                raise ValueError(f"{label}={value!r}; give a positive integer (or None: default)")
         self.model, self.tokenizer, self.layout, self.backend = model, tokenizer, layout, backend
         self.name, self.init, self.fingerprint = name, init, fingerprint
         self.kind = layout.kind
         self.dim = next(iter(layout.parts.values())).dim
-        self.device = next(model.parameters()).device
-        self.batch_size, self.max_batch_tokens = batch_size, max_batch_tokens
+        self.device = input_device(model)
+        self.batch_size = batch_size
+        self.batch_tokens = batch_tokens or default_batch_tokens(self.device)
         self.padding_side: str = padding_side or getattr(tokenizer, "padding_side", None) or "right"
         self.max_length = _max_length(model, tokenizer)
 
@@ -78,11 +96,14 @@ class TransformerSubject(Subject):
             start = int(start if start is not None else pad)
         return Padding(int(pad), self.padding_side, self.padding_side == "left", start)
 
-    def encode(self, items: Sequence[SpanItem]) -> tuple[list[EncodedText], np.ndarray]:
-        """Tokenize each distinct text once and align the distinct spans asked of it.
+    def encode(
+        self, items: Sequence[SpanItem]
+    ) -> tuple[list[EncodedText], np.ndarray, list[list[int]], list[str]]:
+        """Tokenize each distinct text once (whole) and align the distinct spans asked of it.
 
-        Returns the encoded texts and, for every (item, segment) in feature order, the index of
-        its pooled row among all encoded segments (items sharing a sentence share its forward).
+        Returns the encoded texts; for every (item, segment) in feature order, the index of its
+        pooled row among all encoded segments (items sharing a sentence share its forward); and
+        per text the item owning each segment, and the field ("text"/"text_pair") it came from.
         """
         jobs: dict[str, tuple[dict[CharSpan, int], list[int], str]] = {}
         wanted: list[tuple[str, CharSpan]] = []
@@ -101,41 +122,88 @@ class TransformerSubject(Subject):
             [tuple(jobs[t][0]) for t in texts],
             [jobs[t][1] for t in texts],
             [jobs[t][2] for t in texts],
-            max_length=self.max_length,
+            max_length=None,
         )
         first = dict(zip(texts, np.cumsum([0] + [len(jobs[t][0]) for t in texts[:-1]])))
         rows = np.array([first[text] + jobs[text][0][span] for text, span in wanted])
-        return encoded, rows
+        return encoded, rows, [jobs[t][1] for t in texts], [jobs[t][2] for t in texts]
+
+    def plan(self, items: Sequence[SpanItem], reading: Reading) -> tuple[RowPlan, np.ndarray]:
+        """Encode `items` and lay their texts out as rows under `reading.long_texts`."""
+        encoded, rows, owners, fields = self.encode(items)
+        plan = plan_rows(
+            encoded,
+            owners,
+            fields,
+            max_length=self.max_length,
+            long_texts=reading.long_texts,
+            stride=reading.window_stride,
+            causal=self.kind == "decoder",
+        )
+        if plan.cut_texts:
+            texts = _distinct_texts(items)  # the order `encode` meets them in
+            cut = {texts[k] for k in plan.cut_texts}
+            hit = sum(any(text in cut for text, _ in item.texts()) for item in items)
+            warnings.warn(
+                f"long_texts='truncate': {hit} items have a text longer than the model's maximum"
+                f" length of {self.max_length} tokens; {plan.cut_tokens} tokens were cut from"
+                f" {len(plan.cut_texts)} texts. Use long_texts='window' to read them whole",
+                TruncationWarning,
+                stacklevel=4,
+            )
+        return plan, rows
+
+    def batches(self, lengths: Sequence[int]) -> list[np.ndarray]:
+        """Row indices per batch: the token budget, or `batch_size` rows when that is set."""
+        if self.batch_size is not None:
+            return list(length_buckets(lengths, self.batch_size, self.batch_tokens))
+        return budget_batches(lengths, self.batch_tokens)
 
     def compute(
-        self, items: Sequence[SpanItem], sites: Sequence[Site], pool: PoolHow, bar: tqdm | None
+        self,
+        items: Sequence[SpanItem],
+        sites: Sequence[Site],
+        reading: Reading,
+        progress: ProgressCallback | None = None,
     ) -> Float[Tensor, "item site dim"]:
-        """Encode, batch by length, run the backend, and reassemble rows in item order."""
-        encoded, rows = self.encode(items)
-        counts = np.array([len(e.segments) for e in encoded])
-        first_segment = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        pooled_all = torch.empty(int(counts.sum()), len(sites), self.dim)
+        """Encode, lay out rows, batch them, run the backend, and reassemble rows in item order."""
+        plan, rows = self.plan(items, reading)
+        first_piece = plan.first_piece
+        n_pieces = len(plan.pieces.segment)
+        pooled_pieces = torch.empty(n_pieces, len(sites), self.dim)
         padding = self._padding()
         parts = list(self.layout.parts)
-        lengths = [len(e.input_ids) for e in encoded]
-        done, total = 0, sum(len(item.texts()) for item in items)
+        lengths = [len(row.input_ids) for row in plan.rows]
+        counter = ItemCounter(len(items), len(plan.rows))
         self.model.eval()
-        for batch_index in length_buckets(lengths, self.batch_size, self.max_batch_tokens):
-            batch = collate([encoded[i] for i in batch_index], padding, parts, self.device)
-            pooled = self.backend.pooled(batch, sites, pool)
+
+        def run(batch_rows: np.ndarray) -> None:
+            batch = collate([plan.rows[i] for i in batch_rows], padding, parts, self.device)
+            pooled = self.backend.pooled(batch, sites, reading.pool)
             target = torch.from_numpy(
                 np.concatenate(
-                    [np.arange(first_segment[i], first_segment[i] + counts[i]) for i in batch_index]
+                    [
+                        np.arange(first_piece[i], first_piece[i] + len(plan.rows[i].segments))
+                        for i in batch_rows
+                    ]
                 )
             )
-            rows_now = torch.stack([pooled[site] for site in sites], dim=1)
-            pooled_all[target] = rows_now.detach().float().cpu()
-            if bar is not None:  # progress in items' texts, spread over the distinct texts
-                done_now = min(total, done + round(total * len(batch_index) / len(encoded)))
-                bar.update(done_now - done)
-                done = done_now
-        if bar is not None and done < total:
-            bar.update(total - done)
+            pooled_pieces[target] = torch.stack(
+                [pooled[site].detach().to("cpu", torch.float32) for site in sites], dim=1
+            )
+            if progress is not None:
+                progress(
+                    ProgressStep(
+                        counter.advance(len(batch_rows)),
+                        sum(lengths[i] for i in batch_rows),
+                        padded_tokens(lengths, batch_rows),
+                    )
+                )
+
+        limit = run_batches(self.batches(lengths), lengths, run)
+        if limit is not None and limit < self.batch_tokens:
+            self.batch_tokens = limit  # later calls start from what fits
+        pooled_all = combine_pieces(pooled_pieces, plan.pieces, plan.n_segments, reading.pool)
         width = len(rows) // len(items)
         out = pooled_all[torch.from_numpy(rows)]
         return (
@@ -143,6 +211,11 @@ class TransformerSubject(Subject):
             .transpose(1, 2)
             .reshape(len(items), len(sites), width * self.dim)
         )
+
+
+def _distinct_texts(items: Sequence[SpanItem]) -> list[str]:
+    """Distinct texts in order of first use."""
+    return list(dict.fromkeys(text for item in items for text, _ in item.texts()))
 
 
 def _max_length(model: nn.Module, tokenizer: Any) -> int:

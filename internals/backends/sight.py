@@ -16,8 +16,22 @@ from torch import Tensor, nn
 
 from internals.backends.base import ModelBatch
 from internals.layout import ModelLayout
+from internals.placement import input_device
 from internals.pool import PoolHow, pool_spans
 from internals.sites import Site
+
+
+class PlacedNNsight(nnsight.NNsight):
+    """`NNsight` that sends inputs where the model's input embeddings run.
+
+    nnsight moves inputs to the device of the model's first parameter, which is `meta` when that
+    parameter is offloaded to disk by accelerate; the embeddings' execution device is the right one.
+    """
+
+    @property
+    def device(self) -> torch.device | None:
+        """The device inputs belong on (see `internals.placement.input_device`)."""
+        return input_device(self._module)
 
 
 class SightBackend:
@@ -30,7 +44,7 @@ class SightBackend:
         self.layout = layout
         with warnings.catch_warnings():  # HF modules named `output` are renamed by nnsight; fine
             warnings.simplefilter("ignore", UserWarning)
-            self.envoy = nnsight.NNsight(model)
+            self.envoy = PlacedNNsight(model)
         self._order = {part: i for i, part in enumerate(layout.parts)}
 
     def _module(self, path: str) -> Any:

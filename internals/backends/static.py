@@ -16,11 +16,12 @@ import numpy as np
 import torch
 from jaxtyping import Float
 from torch import Tensor
-from tqdm.auto import tqdm
 
 from internals.errors import ItemError
 from internals.items import CharSpan, SpanItem
-from internals.pool import PoolHow, TokenSegments, pool_spans
+from internals.pool import TokenSegments, pool_spans
+from internals.progress import ProgressCallback, ProgressStep
+from internals.reading import Reading
 from internals.sites import Site
 from internals.store import fingerprint
 from internals.subject import Subject
@@ -81,16 +82,21 @@ class StaticSubject(Subject):
         return rows
 
     def compute(
-        self, items: Sequence[SpanItem], sites: Sequence[Site], pool: PoolHow, bar: tqdm | None
+        self,
+        items: Sequence[SpanItem],
+        sites: Sequence[Site],
+        reading: Reading,
+        progress: ProgressCallback | None = None,
     ) -> Float[Tensor, "item site dim"]:
-        """Look up every segment's words and pool them (one gather for all items)."""
+        """Look up every segment's words and pool them (one gather for all items).
+
+        Word vectors have no maximum length, so `reading.long_texts` has nothing to do here.
+        """
         self.oov_report = {"words": 0, "oov": 0}
         segments: list[list[int]] = []
         for index, item in enumerate(items):
             for field, (text, spans) in zip(("text", "text_pair"), item.texts()):
                 segments.extend(self._segment_rows(text, spans, index, field))
-            if bar is not None:
-                bar.update(len(item.texts()))
         flat = np.concatenate([np.asarray(s, dtype=np.int64) for s in segments])
         known = flat >= 0
         unique, inverse = np.unique(flat[known], return_inverse=True)
@@ -98,7 +104,7 @@ class StaticSubject(Subject):
         vectors[np.nonzero(known)[0]] = np.asarray(self.table.matrix[unique])[inverse]
         hidden = torch.from_numpy(vectors).unsqueeze(0)
         lengths = torch.tensor([len(s) for s in segments], dtype=torch.long)
-        pooled = pool_spans(hidden, TokenSegments(torch.arange(len(flat)), lengths), pool)
+        pooled = pool_spans(hidden, TokenSegments(torch.arange(len(flat)), lengths), reading.pool)
         if self.oov_report["oov"]:
             log.info(
                 "%s: %d of %d words out of vocabulary",
@@ -106,5 +112,7 @@ class StaticSubject(Subject):
                 self.oov_report["oov"],
                 self.oov_report["words"],
             )
+        if progress is not None:
+            progress(ProgressStep(len(items)))
         width = len(segments) // len(items)
         return pooled.view(len(items), 1, width * self.dim).expand(-1, len(sites), -1).clone()

@@ -70,7 +70,14 @@ def test_error_mid_run_keeps_the_store_and_names_the_global_item(minilm, tmp_pat
     items = [SpanItem(f"Item {i} is fine.", spans=((0, 4),)) for i in range(5)]
     items.append(SpanItem(long_text, spans=((len(long_text) - 6, len(long_text)),)))
     with pytest.raises(ItemError, match=r"item 5: .*truncated"):
-        minilm.features(items, sites.last(minilm), store=tmp_path, shard_size=2, progress=False)
+        minilm.features(
+            items,
+            sites.last(minilm),
+            long_texts="truncate",
+            store=tmp_path,
+            shard_size=2,
+            progress=False,
+        )
     shards = sorted(p.name for p in tmp_path.rglob("*.safetensors"))
     assert shards == ["shard-000000.safetensors", "shard-000001.safetensors"]
     fresh = minilm.features(items[:4], sites.last(minilm), progress=False)[:, 0]

@@ -1,0 +1,67 @@
+"""Shared pieces of the extraction benchmarks: timers, the model's own batches, fresh processes.
+
+Not a benchmark itself. The machine is shared: every comparison is timed in the same run and
+printed as a ratio next to the load average.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from internals import SpanItem
+from internals.backends.base import ModelBatch
+from internals.batching import collate
+from internals.reading import Reading
+from internals.transformer_subject import TransformerSubject
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = Path(os.environ.get("LINGPROBE_BENCH_OUT", ROOT / "results" / "benchmarks"))
+
+
+def median_of(fn: Callable[[], object], rounds: int = 3) -> float:
+    """Median wall time of `rounds` calls (after one warm-up call)."""
+    fn()
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def load() -> str:
+    """The 1-minute load average, to read timings against."""
+    return f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+
+
+def model_batches(
+    subject: TransformerSubject, items: Sequence[SpanItem], reading: Reading | None = None
+) -> list[ModelBatch]:
+    """The padded batches `features` runs for `items` (what a bare forward pass gets too)."""
+    plan, _ = subject.plan(items, reading or Reading())
+    lengths = [len(row.input_ids) for row in plan.rows]
+    parts = list(subject.layout.parts)
+    return [
+        collate([plan.rows[i] for i in index], subject._padding(), parts, subject.device)
+        for index in subject.batches(lengths)
+    ]
+
+
+def fresh_process(*args: str) -> dict[str, Any]:
+    """Run `python -m benchmarks.memory_probe ARGS` and return its JSON line."""
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.memory_probe", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
