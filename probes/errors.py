@@ -23,3 +23,8 @@ class ClassAbsentFromTrainWarning(UserWarning):
 
 class LogisticConvergenceWarning(UserWarning):
     """`fit_logistic_regression` stopped at `max_iter` before every probe met `tol`."""
+
+
+class DegenerateIntervalWarning(UserWarning):
+    """A BCa interval is undefined for some statistics (the estimate lies outside every
+    bootstrap replicate, or a leave-one-out value is NaN); they get the percentile interval."""

@@ -1,7 +1,9 @@
 """`ProbeResults`: per-probe metrics, best epochs, weights and MDL codelengths, as polars frames.
 
-Saved as a directory: `probes.parquet`, `metrics.parquet`, `codelengths.parquet` (when MDL ran)
-and `weights.safetensors`; every file is written to a temporary name and renamed into place.
+Saved as a directory: `probes.parquet`, `metrics.parquet`, `codelengths.parquet` (when MDL ran),
+`weights.safetensors` and `test_predictions.safetensors` (every probe's test predictions, int8/
+int16 class ids, for the bootstrap intervals and paired tests); every file is written to a
+temporary name and renamed into place.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 import polars as pl
 import torch
@@ -19,8 +22,12 @@ from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 from torch import Tensor
 
+from probes.bootstrap import IntervalMethod
 from probes.errors import ProbeConfigError
 from probes.heads import make_head
+from probes.intervals import SeedResampling, seed_mean_intervals
+from probes.predictions import FILE as TEST_FILE
+from probes.predictions import TestPredictions
 
 TABLE_COLUMNS = ["site", "seed", "variant", "mask", "split", "metric", "value", "best_epoch"]
 
@@ -33,7 +40,8 @@ class ProbeResults:
     metrics: long frame (probe, split, metric, value) at each probe's best dev epoch;
     weights: `coef [P, D, C]`, `intercept [P, C]` (MLP: also `hidden_weight [P, D, H]`,
     `hidden_bias [P, H]`, and `coef` is `[P, H, C]`), CPU tensors in probe order;
-    codelengths: (site, seed, variant, online_bits, uniform_bits, compression) or None.
+    codelengths: (site, seed, variant, online_bits, uniform_bits, compression) or None;
+    test: every probe's test predictions and targets (`TestPredictions`), or None.
     """
 
     probes: pl.DataFrame
@@ -42,6 +50,7 @@ class ProbeResults:
     codelengths: pl.DataFrame | None = None
     kind: str = "linear"
     head: str = "classification"
+    test: TestPredictions | None = None
 
     @property
     def coef_(self) -> Float[Tensor, "probe in class"]:
@@ -79,10 +88,28 @@ class ProbeResults:
         """Long table: site, seed, variant, mask, split, metric, value, best_epoch."""
         return self.metrics.join(self.probes, on="probe").select(TABLE_COLUMNS)
 
-    def summary(self) -> pl.DataFrame:
-        """Mean and (sample) standard deviation over seeds per site/variant/mask/split/metric."""
+    def summary(
+        self,
+        ci: float | None = 0.95,
+        *,
+        n_resamples: int = 1000,
+        method: IntervalMethod = "bca",
+        seeds: SeedResampling = "fixed",
+        seed: int = 0,
+        device: torch.device | str | None = None,
+    ) -> pl.DataFrame:
+        """Mean and (sample) standard deviation over seeds per site/variant/mask/split/metric,
+        and (`ci`, test split only) a bootstrap interval `ci_low`/`ci_high` of the seed mean.
+
+        The interval resamples the test items jointly for every probe and averages each
+        resample over the seeds (`seeds="fixed"`): it covers the item-sampling variation of
+        the seed mean of these trained probes; `std` shows the seed variation. `seeds=
+        "resample"` (percentile only) also redraws the seeds in each resample, so the interval
+        covers both (Owen 2007). Method: BCa or percentile, as `scipy.stats.bootstrap`.
+        Train and dev rows get null intervals. `ci=None`: no interval columns.
+        """
         keys = ["site", "variant", "mask", "split", "metric"]
-        return (
+        frame = (
             self.table()
             .group_by(keys)
             .agg(
@@ -92,9 +119,37 @@ class ProbeResults:
             )
             .sort(keys)
         )
+        if ci is None:
+            return frame
+        intervals = seed_mean_intervals(
+            self.probes,
+            self.test,
+            ci=ci,
+            n_resamples=n_resamples,
+            method=method,
+            seeds=seeds,
+            seed=seed,
+            device=device,
+        ).with_columns(split=pl.lit("test"))
+        return frame.join(intervals, on=keys, how="left").sort(keys)
 
-    def selectivity(self) -> pl.DataFrame:
-        """Task minus control metric per site (Hewitt & Liang 2019), mean and std over seeds."""
+    def selectivity(
+        self,
+        ci: float | None = 0.95,
+        *,
+        n_resamples: int = 1000,
+        method: IntervalMethod = "bca",
+        test: Literal["permutation", "bootstrap"] = "permutation",
+        seed: int = 0,
+        device: torch.device | str | None = None,
+    ) -> pl.DataFrame:
+        """Task minus control metric per site (Hewitt & Liang 2019), mean and std over seeds.
+
+        With `ci` (test split rows only): `ci_low`/`ci_high` of the seed-mean selectivity
+        (paired bootstrap of the test items), `p_value` of task = control (paired permutation
+        or bootstrap test, seeds paired) and `p_holm` (Holm over the sites and masks of each
+        metric); see `probes.compare.compare_probes`. `ci=None`: no such columns.
+        """
         table = self.table()
         if set(table["variant"].unique()) != {"task", "control"}:
             raise ProbeConfigError(
@@ -107,7 +162,7 @@ class ProbeResults:
             selectivity=pl.col("task") - pl.col("control")
         )
         groups = ["site", "mask", "split", "metric"]
-        return (
+        frame = (
             paired.group_by(groups)
             .agg(
                 pl.col("task").mean(),
@@ -117,6 +172,27 @@ class ProbeResults:
             )
             .sort(groups)
         )
+        if ci is None:
+            return frame
+        tested = self.compare(
+            left_where={"variant": "task"},
+            right_where={"variant": "control"},
+            ci=ci,
+            n_resamples=n_resamples,
+            method=method,
+            test=test,
+            seed=seed,
+            device=device,
+        ).select("site", "mask", "metric", "ci_low", "ci_high", "p_value", "p_holm")
+        tested = tested.with_columns(split=pl.lit("test"))
+        return frame.join(tested, on=["site", "mask", "split", "metric"], how="left").sort(groups)
+
+    def compare(self, other: ProbeResults | None = None, **options: Any) -> pl.DataFrame:
+        """Paired comparison of two sets of probes of these results (or against `other`, scored
+        on the same test items): `probes.compare.compare_probes(self, other, **options)`."""
+        from probes.compare import compare_probes
+
+        return compare_probes(self, other, **options)
 
     def mdl(self) -> pl.DataFrame:
         """Online and uniform codelengths (bits) and compression per site, seed and variant."""
@@ -135,6 +211,8 @@ class ProbeResults:
         meta = {"kind": self.kind, "head": self.head}
         weights = {n: t.contiguous() for n, t in self.weights.items()}
         _atomic(out / "weights.safetensors", lambda p: save_file(weights, p, metadata=meta))
+        if self.test is not None:
+            _atomic(out / TEST_FILE, self.test.save)
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> ProbeResults:
@@ -143,6 +221,7 @@ class ProbeResults:
         with safe_open(src / "weights.safetensors", framework="pt") as f:
             meta = f.metadata() or {}
         codelengths = src / "codelengths.parquet"
+        test = src / TEST_FILE
         return cls(
             probes=pl.read_parquet(src / "probes.parquet"),
             metrics=pl.read_parquet(src / "metrics.parquet"),
@@ -150,6 +229,7 @@ class ProbeResults:
             codelengths=pl.read_parquet(codelengths) if codelengths.exists() else None,
             kind=meta.get("kind", "linear"),
             head=meta.get("head", "classification"),
+            test=TestPredictions.load(test) if test.exists() else None,
         )
 
 

@@ -1,0 +1,137 @@
+"""Every metric as a function of per-item sums, so resampled metrics are weighted sums.
+
+A probe's metric on a multiset of test items depends only on sums over the items of a few
+per-item features: for classes, one-hot rows of the true positive, the prediction and the truth
+(`[tp | pred | true]`, 3K features); for label rows, per-label tp/fp/fn, the exact-match flag and
+a one; for values, the moments of the (centred) prediction and target and the squared error.
+A bootstrap resample with item counts `w` has sums `w @ features`, so every resample of every
+probe is one matrix product, and a leave-one-out (jackknife) value is `total - features[i]`.
+
+Class and label features are 0/1 and their sums are integer counts, exact in float32 (below
+2^24 items); moments are float64.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import torch
+from jaxtyping import Float, Shaped
+from torch import Tensor
+
+from probes.errors import ProbeInputError
+from probes.inputs import TargetKind
+from probes.metrics import class_count_metrics, multilabel_from_counts, pearson_from_sums
+
+
+class ItemSums(ABC):
+    """The per-item features of one target kind and the metrics of their sums."""
+
+    metric_names: tuple[str, ...]
+    dtype: torch.dtype
+
+    def __init__(self, outputs: int) -> None:
+        self.outputs = outputs
+
+    @property
+    @abstractmethod
+    def width(self) -> int:
+        """Features per probe and item."""
+
+    @abstractmethod
+    def features(
+        self, pred: Shaped[Tensor, "probe item *label"], truth: Shaped[Tensor, "probe item *label"]
+    ) -> Float[Tensor, "item probe feature"]:
+        """Per-item features of every probe (item-major, ready for `counts @ features`)."""
+
+    @abstractmethod
+    def metrics(self, sums: Float[Tensor, "*batch feature"]) -> dict[str, Float[Tensor, "*batch"]]:
+        """Every metric from summed features (float64)."""
+
+
+class ClassSums(ItemSums):
+    """Single-label classes: `[tp one-hot | pred one-hot | true one-hot]` per item."""
+
+    metric_names = ("accuracy", "macro_f1", "micro_f1", "mcc")
+    dtype = torch.float32
+
+    @property
+    def width(self) -> int:
+        return 3 * self.outputs
+
+    def features(
+        self, pred: Shaped[Tensor, "probe item *label"], truth: Shaped[Tensor, "probe item *label"]
+    ) -> Float[Tensor, "item probe feature"]:
+        k = self.outputs
+        p, t = pred.long().T, truth.long().T  # [item, probe]
+        out = torch.zeros(*p.shape, 3 * k, dtype=self.dtype, device=pred.device)
+        out.scatter_(2, t[..., None], (p == t).to(self.dtype)[..., None])
+        out.scatter_(2, (p + k)[..., None], 1.0)
+        out.scatter_(2, (t + 2 * k)[..., None], 1.0)
+        return out
+
+    def metrics(self, sums: Float[Tensor, "*batch feature"]) -> dict[str, Float[Tensor, "*batch"]]:
+        tp, pred, true = sums.double().split(self.outputs, dim=-1)
+        return class_count_metrics(tp, true, pred)
+
+
+class LabelSums(ItemSums):
+    """Label rows (multi-label): `[tp | fp | fn]` per label, then exact match and 1."""
+
+    metric_names = ("accuracy", "macro_f1", "micro_f1")
+    dtype = torch.float32
+
+    @property
+    def width(self) -> int:
+        return 3 * self.outputs + 2
+
+    def features(
+        self, pred: Shaped[Tensor, "probe item *label"], truth: Shaped[Tensor, "probe item *label"]
+    ) -> Float[Tensor, "item probe feature"]:
+        p, t = pred.bool().transpose(0, 1), truth.bool().transpose(0, 1)
+        exact = (p == t).all(-1, keepdim=True)
+        parts = [p & t, p & ~t, ~p & t, exact, torch.ones_like(exact)]
+        return torch.cat(parts, dim=-1).to(self.dtype)
+
+    def metrics(self, sums: Float[Tensor, "*batch feature"]) -> dict[str, Float[Tensor, "*batch"]]:
+        s = sums.double()
+        tp, fp, fn = s[..., : 3 * self.outputs].split(self.outputs, dim=-1)
+        return multilabel_from_counts(tp, fp, fn, s[..., -2], s[..., -1])
+
+
+class ValueSums(ItemSums):
+    """Values (regression): `[1, x, y, x², y², xy, (x−y)²]` of the prediction x and target y,
+    both shifted by their mean over every given probe and item (well-conditioned moments; one
+    shift for all probes, so features of different probes may be swapped item by item)."""
+
+    metric_names = ("pearson", "mse")
+    dtype = torch.float64
+
+    @property
+    def width(self) -> int:
+        return 7
+
+    def features(
+        self, pred: Shaped[Tensor, "probe item *label"], truth: Shaped[Tensor, "probe item *label"]
+    ) -> Float[Tensor, "item probe feature"]:
+        x, y = pred.double().T, truth.double().T
+        se = (x - y) ** 2
+        x = x - x.mean()
+        y = y - y.mean()
+        return torch.stack([torch.ones_like(x), x, y, x * x, y * y, x * y, se], dim=-1)
+
+    def metrics(self, sums: Float[Tensor, "*batch feature"]) -> dict[str, Float[Tensor, "*batch"]]:
+        n, sx, sy, sxx, syy, sxy, se = sums.double().unbind(-1)
+        return {"pearson": pearson_from_sums(n, sx, sy, sxx, syy, sxy), "mse": se / n}
+
+
+def item_sums(head: TargetKind, outputs: int) -> ItemSums:
+    """The sums of a target kind with `outputs` classes or labels (1 for values)."""
+    kinds: dict[str, type[ItemSums]] = {
+        "classification": ClassSums,
+        "multilabel": LabelSums,
+        "regression": ValueSums,
+    }
+    if head not in kinds:
+        raise ProbeInputError(f"head={head!r}: give one of {sorted(kinds)}.")
+    return kinds[head](outputs)
