@@ -90,7 +90,7 @@ def bootstrap_probes(
     with one statistic per probe.
     """
     sums = item_sums(head, outputs)
-    names = _metric_names(sums, metrics)
+    names = check_metric_names(sums, metrics)
     n_probes, n_items = pred.shape[0], pred.shape[1]
     if tuple(truth.shape) != tuple(pred.shape) or resamples.n_items != n_items:
         raise ProbeConfigError(
@@ -115,7 +115,7 @@ def bootstrap_probes(
 _FIELDS = ("point", "boot", "jack")
 
 
-def _metric_names(sums: ItemSums, metrics: Sequence[str] | None) -> list[str]:
+def check_metric_names(sums: ItemSums, metrics: Sequence[str] | None) -> list[str]:
     names = list(metrics) if metrics is not None else list(sums.metric_names)
     bad = [m for m in names if m not in sums.metric_names]
     if bad or not names:
@@ -132,17 +132,17 @@ def _replicates(
     """Point, bootstrap and jackknife values of one block of probes."""
     n, p, f = feats.shape
     total = feats.sum(0, dtype=torch.float64)
-    point = sums.metrics(total)
+    point = sums.metrics(total, names)
     flat = feats.reshape(n, p * f)
     boot: dict[str, list[Tensor]] = {m: [] for m in names}
     for counts in resamples.blocks(feats.device):
-        values = sums.metrics((counts.to(feats.dtype) @ flat).view(-1, p, f))
+        values = sums.metrics((counts.to(feats.dtype) @ flat).view(-1, p, f), names)
         for m in names:
             boot[m].append(values[m].T)
     jack: dict[str, list[Tensor]] = {m: [] for m in names}
     chunk = max(1, FEATURE_BYTES // (8 * p * f))
     for start in range(0, n, chunk):
-        values = sums.metrics(total - feats[start : start + chunk].double())
+        values = sums.metrics(total - feats[start : start + chunk].double(), names)
         for m in names:
             jack[m].append(values[m].T)
     return {

@@ -14,6 +14,7 @@ Class and label features are 0/1 and their sums are integer counts, exact in flo
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 
 import torch
 from jaxtyping import Float, Shaped
@@ -21,7 +22,13 @@ from torch import Tensor
 
 from probes.errors import ProbeInputError
 from probes.inputs import TargetKind
-from probes.metrics import class_count_metrics, multilabel_from_counts, pearson_from_sums
+from probes.metrics import (
+    accuracy_from_counts,
+    macro_f1_from_counts,
+    mcc_from_counts,
+    multilabel_from_counts,
+    pearson_from_sums,
+)
 
 
 class ItemSums(ABC):
@@ -45,8 +52,10 @@ class ItemSums(ABC):
         """Per-item features of every probe (item-major, ready for `counts @ features`)."""
 
     @abstractmethod
-    def metrics(self, sums: Float[Tensor, "*batch feature"]) -> dict[str, Float[Tensor, "*batch"]]:
-        """Every metric from summed features (float64)."""
+    def metrics(
+        self, sums: Float[Tensor, "*batch feature"], names: Sequence[str] | None = None
+    ) -> dict[str, Float[Tensor, "*batch"]]:
+        """The metrics `names` (default all) from summed features (float64)."""
 
 
 class ClassSums(ItemSums):
@@ -70,9 +79,17 @@ class ClassSums(ItemSums):
         out.scatter_(2, (t + 2 * k)[..., None], 1.0)
         return out
 
-    def metrics(self, sums: Float[Tensor, "*batch feature"]) -> dict[str, Float[Tensor, "*batch"]]:
+    def metrics(
+        self, sums: Float[Tensor, "*batch feature"], names: Sequence[str] | None = None
+    ) -> dict[str, Float[Tensor, "*batch"]]:
         tp, pred, true = sums.double().split(self.outputs, dim=-1)
-        return class_count_metrics(tp, true, pred)
+        formulas = {
+            "accuracy": accuracy_from_counts,
+            "macro_f1": macro_f1_from_counts,
+            "micro_f1": accuracy_from_counts,
+            "mcc": mcc_from_counts,
+        }
+        return {m: formulas[m](tp, true, pred) for m in names or self.metric_names}
 
 
 class LabelSums(ItemSums):
@@ -93,10 +110,13 @@ class LabelSums(ItemSums):
         parts = [p & t, p & ~t, ~p & t, exact, torch.ones_like(exact)]
         return torch.cat(parts, dim=-1).to(self.dtype)
 
-    def metrics(self, sums: Float[Tensor, "*batch feature"]) -> dict[str, Float[Tensor, "*batch"]]:
+    def metrics(
+        self, sums: Float[Tensor, "*batch feature"], names: Sequence[str] | None = None
+    ) -> dict[str, Float[Tensor, "*batch"]]:
         s = sums.double()
         tp, fp, fn = s[..., : 3 * self.outputs].split(self.outputs, dim=-1)
-        return multilabel_from_counts(tp, fp, fn, s[..., -2], s[..., -1])
+        values = multilabel_from_counts(tp, fp, fn, s[..., -2], s[..., -1])
+        return {m: values[m] for m in names or self.metric_names}
 
 
 class ValueSums(ItemSums):
@@ -120,9 +140,15 @@ class ValueSums(ItemSums):
         y = y - y.mean()
         return torch.stack([torch.ones_like(x), x, y, x * x, y * y, x * y, se], dim=-1)
 
-    def metrics(self, sums: Float[Tensor, "*batch feature"]) -> dict[str, Float[Tensor, "*batch"]]:
+    def metrics(
+        self, sums: Float[Tensor, "*batch feature"], names: Sequence[str] | None = None
+    ) -> dict[str, Float[Tensor, "*batch"]]:
         n, sx, sy, sxx, syy, sxy, se = sums.double().unbind(-1)
-        return {"pearson": pearson_from_sums(n, sx, sy, sxx, syy, sxy), "mse": se / n}
+        values = {
+            "pearson": lambda: pearson_from_sums(n, sx, sy, sxx, syy, sxy),
+            "mse": lambda: se / n,
+        }
+        return {m: values[m]() for m in names or self.metric_names}
 
 
 def item_sums(head: TargetKind, outputs: int) -> ItemSums:

@@ -37,6 +37,8 @@ def compact_ids(values: Tensor, num_classes: int) -> Tensor:
 class TestPredictions:
     """Predictions `[probe, item, *label]`, targets `[row, item, *label]`, probe -> row."""
 
+    __test__ = False  # not a pytest class
+
     items: Int[Tensor, " item"]
     pred: Shaped[Tensor, "probe item *label"]
     targets: Shaped[Tensor, "row item *label"]

@@ -27,7 +27,7 @@ import torch
 from jaxtyping import Float, Shaped
 from torch import Tensor
 
-from probes.bootstrap import FEATURE_BYTES, Replicates, combine_rows
+from probes.bootstrap import FEATURE_BYTES, Replicates, check_metric_names, combine_rows
 from probes.errors import ProbeConfigError
 from probes.inputs import TargetKind, resolve_device
 from probes.item_sums import item_sums
@@ -82,6 +82,7 @@ def permutation_test(
     of the right, on the same items. Returns `{metric: (observed difference, p-value)}`.
     """
     sums = item_sums(head, outputs)
+    metrics = check_metric_names(sums, metrics)
     pred_l, truth_l = left
     pred_r, truth_r = right
     n_pairs, n_items = pred_l.shape[0], pred_l.shape[1]
@@ -103,12 +104,13 @@ def permutation_test(
         feat_l, feat_r = both.chunk(2, dim=1)
         total_l = feat_l.sum(0, dtype=torch.float64)
         total_r = feat_r.sum(0, dtype=torch.float64)
-        start_l, start_r = sums.metrics(total_l), sums.metrics(total_r)
+        start_l, start_r = sums.metrics(total_l, metrics), sums.metrics(total_r, metrics)
         moved = (feat_l - feat_r).reshape(n_items, -1)
         block_null: dict[str, list[Tensor]] = {m: [] for m in metrics}
         for flags in swaps.blocks(dev):
             delta = (flags.to(moved.dtype) @ moved).double().view(flags.shape[0], *total_l.shape)
-            m_l, m_r = sums.metrics(total_l - delta), sums.metrics(total_r + delta)
+            m_l = sums.metrics(total_l - delta, metrics)
+            m_r = sums.metrics(total_r + delta, metrics)
             for m in metrics:
                 block_null[m].append((m_l[m] - m_r[m]).T)
         for m in metrics:

@@ -22,7 +22,8 @@ Definitions (Holmes, Waldis et al. 2024 §4.4, after HELM's mean win rate, Liang
   (jackknife over datasets) or percentile interval of the mwr (`probes.bootstrap`, as
   `scipy.stats.bootstrap`); `rank_low`/`rank_high`: percentile interval of the rank. The
   interval is for the mwr over a population of datasets like these, the models fixed. It is
-  NaN for a model that some replicate leaves without any scored dataset.
+  NaN for a model that some replicate leaves without any scored dataset, and for a group of
+  fewer than two datasets.
 """
 
 from __future__ import annotations
@@ -134,8 +135,12 @@ def mwr_intervals(
     seed: int = 0,
 ) -> dict[str, Float[np.ndarray, " model"]]:
     """`ci_low`, `ci_high` of each model's mwr and `rank_low`, `rank_high` of its rank, from
-    a bootstrap over the datasets (rows of `rates`)."""
+    a bootstrap over the datasets (rows of `rates`); NaN with fewer than two datasets (as
+    scipy, a bootstrap needs two observations)."""
     n_data = rates.shape[0]
+    if n_data < 2:
+        nan = np.full(rates.shape[1], np.nan)
+        return {"ci_low": nan, "ci_high": nan, "rank_low": nan, "rank_high": nan}
     boot = bootstrap_mwr(rates, dataset_draws(n_data, n_boot, seed))
     jack = bootstrap_mwr(rates, 1.0 - np.eye(n_data))  # each dataset left out once
     reps = Replicates(
