@@ -81,8 +81,10 @@ def bootstrap_probes(
     outputs: int,
     metrics: Sequence[str] | None = None,
     device: torch.device | str | None = None,
+    jackknife: bool = True,
 ) -> dict[str, Replicates]:
-    """Every probe's metrics on the test items, on each resample and with each item left out.
+    """Every probe's metrics on the test items, on each resample and with each item left out
+    (`jackknife`, needed by BCa only; without it `jack` has no column).
 
     pred/truth: class ids `[probe, item]`, 0/1 label rows `[probe, item, label]` or values;
     `head` says which, `outputs` is the number of classes (labels; 1 for values).
@@ -105,7 +107,7 @@ def bootstrap_probes(
     for start in range(0, n_probes, step):
         block = slice(start, start + step)
         feats = sums.features(pred[block].to(dev), truth[block].to(dev))
-        parts.append(_replicates(sums, feats, resamples, names))
+        parts.append(_replicates(sums, feats, resamples, names, jackknife))
     return {
         m: Replicates(*(torch.cat([getattr(p[m], f) for p in parts]) for f in _FIELDS))
         for m in names
@@ -128,6 +130,7 @@ def _replicates(
     feats: Float[Tensor, "item probe feature"],
     resamples: ItemResamples,
     names: list[str],
+    jackknife: bool,
 ) -> dict[str, Replicates]:
     """Point, bootstrap and jackknife values of one block of probes."""
     n, p, f = feats.shape
@@ -139,16 +142,12 @@ def _replicates(
         values = sums.metrics((counts.to(feats.dtype) @ flat).view(-1, p, f), names)
         for m in names:
             boot[m].append(values[m].T)
-    jack: dict[str, list[Tensor]] = {m: [] for m in names}
-    chunk = max(1, FEATURE_BYTES // (8 * p * f))
-    for start in range(0, n, chunk):
-        values = sums.metrics(total - feats[start : start + chunk].double(), names)
-        for m in names:
-            jack[m].append(values[m].T)
+    if jackknife:
+        jack = {m: v.T for m, v in sums.jackknife(total, feats, names).items()}
+    else:
+        jack = {m: point[m].new_zeros(p, 0) for m in names}
     return {
-        m: Replicates(
-            point[m].cpu(), torch.cat(boot[m], dim=1).cpu(), torch.cat(jack[m], dim=1).cpu()
-        )
+        m: Replicates(point[m].cpu(), torch.cat(boot[m], dim=1).cpu(), jack[m].contiguous().cpu())
         for m in names
     }
 
@@ -166,6 +165,10 @@ def confidence_interval(
     low_q = torch.full((n_stat,), alpha, dtype=torch.float64)
     high_q = torch.full((n_stat,), 1 - alpha, dtype=torch.float64)
     if method == "bca":
+        if reps.jack.shape[1] == 0:
+            raise ProbeConfigError(
+                "method='bca' needs the jackknife values: bootstrap with jackknife=True."
+            )
         low_q, high_q = _bca_levels(reps, alpha, low_q, high_q)
     ordered = reps.boot.sort(dim=1).values
     nan = reps.boot.isnan().any(dim=1)

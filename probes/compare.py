@@ -97,6 +97,7 @@ def compare_probes(
         outputs=preds.outputs,
         metrics=metrics,
         device=device,
+        jackknife=method == "bca",
     )
     names = list(reps)
     if test == "permutation":

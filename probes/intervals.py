@@ -55,6 +55,7 @@ def seed_mean_intervals(
         head=test.head,
         outputs=test.outputs,
         device=device,
+        jackknife=method == "bca",
     )
     parts = []
     for metric, per_probe in reps.items():

@@ -30,6 +30,8 @@ from probes.metrics import (
     pearson_from_sums,
 )
 
+JACKKNIFE_BYTES = 1 << 28  # bound on one chunk of leave-one-out sums (memory, not results)
+
 
 class ItemSums(ABC):
     """The per-item features of one target kind and the metrics of their sums."""
@@ -56,6 +58,21 @@ class ItemSums(ABC):
         self, sums: Float[Tensor, "*batch feature"], names: Sequence[str] | None = None
     ) -> dict[str, Float[Tensor, "*batch"]]:
         """The metrics `names` (default all) from summed features (float64)."""
+
+    def jackknife(
+        self,
+        total: Float[Tensor, "probe feature"],
+        feats: Float[Tensor, "item probe feature"],
+        names: Sequence[str],
+    ) -> dict[str, Float[Tensor, "item probe"]]:
+        """Each metric with each item left out: `metrics(total - feats[i])`, in chunks."""
+        n, p, f = feats.shape
+        chunk = max(1, JACKKNIFE_BYTES // (8 * p * f))
+        parts = [
+            self.metrics(total - feats[start : start + chunk].double(), names)
+            for start in range(0, n, chunk)
+        ]
+        return {m: torch.cat([part[m] for part in parts]) for m in names}
 
 
 class ClassSums(ItemSums):
@@ -90,6 +107,22 @@ class ClassSums(ItemSums):
             "mcc": mcc_from_counts,
         }
         return {m: formulas[m](tp, true, pred) for m in names or self.metric_names}
+
+    def jackknife(
+        self,
+        total: Float[Tensor, "probe feature"],
+        feats: Float[Tensor, "item probe feature"],
+        names: Sequence[str],
+    ) -> dict[str, Float[Tensor, "item probe"]]:
+        """Leaving out an item changes the sums by its (true, predicted) cell's features only:
+        the metrics of the K² cells, looked up per item."""
+        k = self.outputs
+        pred = feats[..., k : 2 * k].argmax(-1)
+        true = feats[..., 2 * k :].argmax(-1)
+        cells = torch.arange(k * k, device=feats.device)[None]  # cell = true * K + pred
+        cell_feats = self.features(cells % k, cells // k)[:, 0].double()  # [cell, feature]
+        values = self.metrics(total[None] - cell_feats[:, None], names)  # [cell, probe]
+        return {m: values[m].gather(0, true * k + pred) for m in names}
 
 
 class LabelSums(ItemSums):
