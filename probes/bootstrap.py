@@ -106,8 +106,10 @@ def bootstrap_probes(
     parts: list[dict[str, Replicates]] = []
     for start in range(0, n_probes, step):
         block = slice(start, start + step)
-        feats = sums.features(pred[block].to(dev), truth[block].to(dev))
-        parts.append(_replicates(sums, feats, resamples, names, jackknife))
+        truth_block = truth[block].to(dev)
+        feats = sums.features(pred[block].to(dev), truth_block)
+        shared = _shared_rows(truth_block) if sums.shared_width else None
+        parts.append(_replicates(sums, feats, shared, resamples, names, jackknife))
     return {
         m: Replicates(*(torch.cat([getattr(p[m], f) for p in parts]) for f in _FIELDS))
         for m in names
@@ -125,21 +127,39 @@ def check_metric_names(sums: ItemSums, metrics: Sequence[str] | None) -> list[st
     return names
 
 
+def _shared_rows(truth: Tensor) -> tuple[Tensor, Tensor]:
+    """(first probe of each distinct target row, each probe's distinct row)."""
+    rows, inverse = torch.unique(truth.reshape(truth.shape[0], -1), dim=0, return_inverse=True)
+    first = torch.full((rows.shape[0],), truth.shape[0], dtype=torch.long, device=truth.device)
+    first.scatter_reduce_(0, inverse, torch.arange(truth.shape[0], device=truth.device), "amin")
+    return first, inverse
+
+
 def _replicates(
     sums: ItemSums,
     feats: Float[Tensor, "item probe feature"],
+    shared: tuple[Tensor, Tensor] | None,
     resamples: ItemResamples,
     names: list[str],
     jackknife: bool,
 ) -> dict[str, Replicates]:
-    """Point, bootstrap and jackknife values of one block of probes."""
+    """Point, bootstrap and jackknife values of one block of probes. Features that depend on
+    the targets only (`shared`: probes with equal targets) are multiplied once per target row."""
     n, p, f = feats.shape
     total = feats.sum(0, dtype=torch.float64)
     point = sums.metrics(total, names)
-    flat = feats.reshape(n, p * f)
+    own = f - sums.shared_width if shared is not None else f
+    flat = feats[..., :own].reshape(n, p * own)
+    if shared is not None:
+        rows = feats[:, shared[0], own:].reshape(n, -1)
     boot: dict[str, list[Tensor]] = {m: [] for m in names}
     for counts in resamples.blocks(feats.device):
-        values = sums.metrics((counts.to(feats.dtype) @ flat).view(-1, p, f), names)
+        w = counts.to(feats.dtype)
+        sums_b = (w @ flat).view(-1, p, own)
+        if shared is not None:
+            by_row = (w @ rows).view(w.shape[0], -1, f - own)
+            sums_b = torch.cat([sums_b, by_row[:, shared[1]]], dim=-1)
+        values = sums.metrics(sums_b, names)
         for m in names:
             boot[m].append(values[m].T)
     if jackknife:

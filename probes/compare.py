@@ -114,6 +114,7 @@ def compare_probes(
             alternative=alternative,
             device=device,
         )
+    base = groups.select(keys) if keys else pl.DataFrame({"_": [0] * groups.height})
     rows = []
     for metric in names:
         diff = reps[metric].combine(side[0] - side[1])
@@ -123,7 +124,7 @@ def compare_probes(
         else:
             p_value = bootstrap_p_values(diff, alternative)
         rows.append(
-            groups.select(keys).with_columns(
+            base.with_columns(
                 metric=pl.lit(metric),
                 n_pairs=groups["left"].list.len().cast(pl.Int64),
                 left=reps[metric].combine(side[0]).point.numpy(),
@@ -135,7 +136,7 @@ def compare_probes(
                 p_holm=holm_bonferroni(p_value.numpy()),
             )
         )
-    return pl.concat(rows)
+    return pl.concat(rows).drop("_", strict=False)
 
 
 def _where(frame: pl.DataFrame, where: dict[str, object], name: str) -> pl.DataFrame:

@@ -38,6 +38,7 @@ class ItemSums(ABC):
 
     metric_names: tuple[str, ...]
     dtype: torch.dtype
+    shared_width = 0  # trailing features that depend on the targets only (shared by probes)
 
     def __init__(self, outputs: int) -> None:
         self.outputs = outputs
@@ -80,6 +81,10 @@ class ClassSums(ItemSums):
 
     metric_names = ("accuracy", "macro_f1", "micro_f1", "mcc")
     dtype = torch.float32
+
+    @property
+    def shared_width(self) -> int:  # type: ignore[override]
+        return self.outputs  # the true one-hot
 
     @property
     def width(self) -> int:

@@ -66,7 +66,7 @@ class ItemResamples:
                 idx = torch.randint(0, n, (size, n), generator=gen)
             else:
                 idx = self.indices[start : start + size].long()
-            counts = torch.zeros(size, n).scatter_add_(1, idx, torch.ones(size, n))
+            counts = torch.zeros(size, n).scatter_add_(1, idx, torch.ones(1, 1).expand(size, n))
             yield counts.to(device)
 
 

@@ -131,6 +131,15 @@ def test_layer_against_layer(fitted: ProbeResults) -> None:
         assert row["ci_low"] <= row["difference"] <= row["ci_high"] and row["n_pairs"] == 2
     task = table.filter(variant="task").row(0, named=True)
     assert task["difference"] > 0.3 and task["p_value"] < 0.01  # site 2 has the class signal
+    one = compare_probes(  # every grouping column fixed: one row per metric
+        fitted,
+        left_where={"site": 2, "variant": "task", "mask": 1.0},
+        right_where={"site": 0, "variant": "task", "mask": 1.0},
+        n_resamples=300,
+        metrics=["accuracy"],
+    )
+    assert one.columns[0] == "metric" and one.height == 1
+    assert one["difference"].item() == pytest.approx(task["difference"])
 
 
 def test_selectivity_columns_equal_compare(fitted: ProbeResults) -> None:
