@@ -26,6 +26,7 @@ from probes import (
     random_splits,
 )
 from probes.predictions import compact_ids
+from probes.resampling import seed_counts
 from tests.probes.conftest import Synthetic, make_synthetic
 
 FAST = TrainConfig(epochs=4, batch_size=32, lr=0.02)  # tiny data: a large step
@@ -112,6 +113,24 @@ def test_summary_with_resampled_seeds(fitted: ProbeResults) -> None:
     assert both.select(width).item() >= fixed.select(width).item()  # seeds add variation
     with pytest.raises(ProbeConfigError, match="resample"):
         fitted.summary(seeds="resample")  # BCa is for one resampled factor
+    # by hand: replicate b averages seed s's replicate b, drawn c[b, s] times
+    test = fitted.test
+    assert test is not None
+    reps = bootstrap_probes(
+        test.pred,
+        test.truth(),
+        ItemResamples(test.n_items, 300, 0),
+        head="classification",
+        outputs=4,
+        metrics=["accuracy"],
+        jackknife=False,
+    )["accuracy"]
+    members = fitted.probes.filter(site=1, variant="control").sort("seed")["probe"].to_list()
+    counts = seed_counts(2, 300, 0).double()
+    boot = (counts.T * reps.boot[members]).sum(0) / 2
+    low, high = torch.quantile(boot, torch.tensor([0.025, 0.975], dtype=torch.float64))
+    row = both.filter(site=1, variant="control", metric="accuracy").row(0, named=True)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((float(low), float(high)))
 
 
 def test_layer_against_layer(fitted: ProbeResults) -> None:
