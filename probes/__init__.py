@@ -2,13 +2,17 @@
 
 `fit_probes` trains a `ProbeGrid` (sites x seeds x task/control x train masks) in one batched
 minibatch loop (Holmes protocol); `fit_logistic_regression` fits batched L2 logistic regressions
-equal to scikit-learn's. See DESIGN.md §4.
+equal to scikit-learn's. `ProbeResults.summary(ci=0.95)` and `compare_probes` attach paired
+bootstrap intervals and paired tests (`bootstrap_probes`, `permutation_test`). See DESIGN.md §4.
 """
 
+from probes.bootstrap import Replicates, bootstrap_probes, confidence_interval
+from probes.compare import compare_probes
 from probes.config import TrainConfig
 from probes.control import control_labels
 from probes.errors import (
     ClassAbsentFromTrainWarning,
+    DegenerateIntervalWarning,
     EmptySplitWarning,
     LogisticConvergenceWarning,
     ProbeConfigError,
@@ -29,14 +33,19 @@ from probes.metrics import (
     pearson,
     regression_metrics,
 )
+from probes.predictions import TestPredictions
+from probes.resampling import ItemResamples, SwapPatterns
 from probes.results import ProbeResults
+from probes.significance import bootstrap_p_values, holm_bonferroni, permutation_test
 from probes.splits import Splits, random_splits, split_codes
 from probes.streams import training_order
 from probes.train import fit_probes
 
 __all__ = [
     "ClassAbsentFromTrainWarning",
+    "DegenerateIntervalWarning",
     "EmptySplitWarning",
+    "ItemResamples",
     "LogisticConvergenceWarning",
     "LogisticProbes",
     "MDLBlocks",
@@ -46,21 +55,30 @@ __all__ = [
     "ProbeInputError",
     "ProbeLayout",
     "ProbeResults",
+    "Replicates",
     "ResultsDamagedError",
     "Splits",
+    "SwapPatterns",
+    "TestPredictions",
     "TrainConfig",
     "accuracy",
     "block_items",
+    "bootstrap_p_values",
+    "bootstrap_probes",
     "classification_metrics",
+    "compare_probes",
+    "confidence_interval",
     "confusion_matrices",
     "control_labels",
     "fit_logistic_regression",
     "fit_probes",
+    "holm_bonferroni",
     "macro_f1",
     "mcc",
     "multilabel_metrics",
     "online_codelength",
     "pearson",
+    "permutation_test",
     "random_splits",
     "regression_metrics",
     "split_codes",

@@ -37,3 +37,8 @@ class EmptySplitWarning(UserWarning):
 
 class LogisticConvergenceWarning(UserWarning):
     """`fit_logistic_regression` stopped at `max_iter` before every probe met `tol`."""
+
+
+class DegenerateIntervalWarning(UserWarning):
+    """A BCa interval is undefined for some statistics (the estimate lies outside every
+    bootstrap replicate, or a leave-one-out value is NaN); they get the percentile interval."""

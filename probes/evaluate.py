@@ -1,7 +1,8 @@
 """Evaluation of every probe at once: best epoch on dev, final metrics per split, MDL bits.
 
 All probes of a site read an evaluation chunk once: one `[items, dim] @ [dim, probes * out]`
-GEMM per site (no dropout, so every seed, mask and variant shares the rows).
+GEMM per site (no dropout, so every seed, mask and variant shares the rows). `final` also
+keeps every probe's test predictions (`test`), for the bootstrap and the paired tests.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from torch import Tensor
 from probes.grid import ProbeLayout
 from probes.heads import ClassificationHead, Head
 from probes.linear import BatchedProbes
-from probes.splits import DEV, SPLIT_NAMES, TRAIN
+from probes.predictions import TestPredictions
+from probes.splits import DEV, SPLIT_NAMES, TEST, TRAIN
 
 CHUNK_BYTES = 1 << 28  # bound on one evaluation chunk's activations (memory, not results)
 
@@ -49,6 +51,7 @@ class Evaluator:
         self.best_epoch = torch.zeros(layout.n_probes, dtype=torch.int64, device=x.device)
         # epoch (from 1) at which a probe's parameters or dev loss stopped being finite; 0: never
         self.diverged_epoch = torch.zeros(layout.n_probes, dtype=torch.int64, device=x.device)
+        self.test: TestPredictions | None = None  # set by `final`
 
     def probe_targets(self, items: Int[Tensor, " item"]) -> Shaped[Tensor, " probe item *label"]:
         """Each probe's targets (task or its seed's control labels) for `items`."""
@@ -112,6 +115,16 @@ class Evaluator:
                 bits.append(self.layout.from_site_major(item_bits))
         pred = torch.cat(preds, dim=1)
         truth = self.probe_targets(items)
+        test_items = (self.codes == TEST).nonzero().flatten()
+        at = test_items.to(pred.device)
+        self.test = TestPredictions.compact(
+            test_items,
+            pred.index_select(1, at),
+            self.targets.index_select(1, at),
+            self.target_row,
+            self.head.kind,
+            self.head.outputs,
+        )
         scores = {}
         for code, split in enumerate(SPLIT_NAMES):
             include = self.codes.to(pred.device)[None, :] == code

@@ -17,11 +17,13 @@ from jaxtyping import Bool, Float, Shaped
 from torch import Tensor
 
 from probes import metrics
+from probes.inputs import TargetKind
 
 
 class Head(ABC):
     """What a probe's outputs mean; `outputs` is the width of its last layer."""
 
+    kind: TargetKind
     primary: str
     metric_names: tuple[str, ...]
 
@@ -59,6 +61,7 @@ class Head(ABC):
 class ClassificationHead(Head):
     """Softmax cross-entropy over K classes; macro-F1 selects (Holmes §3)."""
 
+    kind = "classification"
     primary = "macro_f1"
     metric_names = ("accuracy", "macro_f1", "micro_f1", "mcc")
 
@@ -95,6 +98,7 @@ class ClassificationHead(Head):
 class MultiLabelHead(Head):
     """Independent sigmoids with binary cross-entropy (mean over labels); micro-F1 selects."""
 
+    kind = "multilabel"
     primary = "micro_f1"
     metric_names = ("accuracy", "macro_f1", "micro_f1")
 
@@ -125,6 +129,7 @@ class MultiLabelHead(Head):
 class RegressionHead(Head):
     """One output with squared error; Pearson's r selects (Holmes §3)."""
 
+    kind = "regression"
     primary = "pearson"
     metric_names = ("pearson", "mse")
 

@@ -5,6 +5,10 @@ over `probe*K*K + true*K + pred`). Macro-F1 averages over the classes present in
 the predictions of the included items, as `sklearn.metrics.f1_score` does by default; MCC is
 sklearn's multiclass formula and 0 where it is undefined; Pearson's r is NaN for constant
 inputs, as scipy's. Probes with no included item get NaN.
+
+Every metric is a function of per-item sums (`*_from_counts`, `pearson_from_sums`): class
+counts (true positives, true and predicted totals), label counts, or moments. The bootstrap
+(`probes.bootstrap`) evaluates the same functions on resampled sums.
 """
 
 from __future__ import annotations
@@ -31,32 +35,74 @@ def confusion_matrices(
 
 def accuracy(conf: Int[Tensor, "probe class class"]) -> Float[Tensor, " probe"]:
     """Fraction of items on the diagonal (equals micro-F1 for single-label classes)."""
-    c = conf.double()
-    return c.diagonal(dim1=1, dim2=2).sum(-1) / c.sum((1, 2))
+    return accuracy_from_counts(*_class_counts(conf))
 
 
 def macro_f1(conf: Int[Tensor, "probe class class"]) -> Float[Tensor, " probe"]:
     """Unweighted mean F1 over the classes that occur in the truth or the predictions."""
+    return macro_f1_from_counts(*_class_counts(conf))
+
+
+def mcc(conf: Int[Tensor, "probe class class"]) -> Float[Tensor, " probe"]:
+    """Matthews correlation (multiclass, as sklearn's `matthews_corrcoef`); 0 when undefined."""
+    return mcc_from_counts(*_class_counts(conf))
+
+
+def _class_counts(conf: Int[Tensor, "probe class class"]) -> tuple[Tensor, Tensor, Tensor]:
     c = conf.double()
-    tp = c.diagonal(dim1=1, dim2=2)
-    denom = c.sum(2) + c.sum(1)  # 2tp + fp + fn
+    return c.diagonal(dim1=1, dim2=2), c.sum(2), c.sum(1)
+
+
+def accuracy_from_counts(
+    tp: Float[Tensor, "*batch class"],
+    true: Float[Tensor, "*batch class"],
+    pred: Float[Tensor, "*batch class"],
+) -> Float[Tensor, "*batch"]:
+    """Accuracy from per-class true positives and true/predicted totals (`pred` unused)."""
+    return tp.sum(-1) / true.sum(-1)
+
+
+def macro_f1_from_counts(
+    tp: Float[Tensor, "*batch class"],
+    true: Float[Tensor, "*batch class"],
+    pred: Float[Tensor, "*batch class"],
+) -> Float[Tensor, "*batch"]:
+    """Macro-F1 from per-class counts: mean over the classes with true + pred > 0."""
+    denom = true + pred  # 2tp + fp + fn
     present = denom > 0
     f1 = torch.where(present, 2 * tp / denom.clamp(min=1), 0.0)
     return f1.sum(-1) / present.sum(-1)
 
 
-def mcc(conf: Int[Tensor, "probe class class"]) -> Float[Tensor, " probe"]:
-    """Matthews correlation (multiclass, as sklearn's `matthews_corrcoef`); 0 when undefined."""
-    c = conf.double()
-    t, p = c.sum(2), c.sum(1)
-    s = c.sum((1, 2))
-    correct = c.diagonal(dim1=1, dim2=2).sum(-1)
-    cov_tp = correct * s - (t * p).sum(-1)
-    cov_pp = s * s - (p * p).sum(-1)
-    cov_tt = s * s - (t * t).sum(-1)
+def mcc_from_counts(
+    tp: Float[Tensor, "*batch class"],
+    true: Float[Tensor, "*batch class"],
+    pred: Float[Tensor, "*batch class"],
+) -> Float[Tensor, "*batch"]:
+    """Multiclass MCC from per-class counts; 0 when undefined, NaN with no item."""
+    s = true.sum(-1)
+    correct = tp.sum(-1)
+    cov_tp = correct * s - (true * pred).sum(-1)
+    cov_pp = s * s - (pred * pred).sum(-1)
+    cov_tt = s * s - (true * true).sum(-1)
     denom = cov_pp * cov_tt
     out = torch.where(denom > 0, cov_tp / denom.clamp(min=1e-300).sqrt(), 0.0)
     return torch.where(s > 0, out, torch.nan)
+
+
+def class_count_metrics(
+    tp: Float[Tensor, "*batch class"],
+    true: Float[Tensor, "*batch class"],
+    pred: Float[Tensor, "*batch class"],
+) -> dict[str, Float[Tensor, "*batch"]]:
+    """accuracy, macro_f1, micro_f1, mcc from per-class counts (float64)."""
+    acc = accuracy_from_counts(tp, true, pred)
+    return {
+        "accuracy": acc,
+        "macro_f1": macro_f1_from_counts(tp, true, pred),
+        "micro_f1": acc,
+        "mcc": mcc_from_counts(tp, true, pred),
+    }
 
 
 def classification_metrics(
@@ -67,8 +113,7 @@ def classification_metrics(
 ) -> dict[str, Float[Tensor, " probe"]]:
     """accuracy, macro_f1, micro_f1, mcc per probe."""
     conf = confusion_matrices(pred, true, num_classes, include)
-    acc = accuracy(conf)
-    return {"accuracy": acc, "macro_f1": macro_f1(conf), "micro_f1": acc, "mcc": mcc(conf)}
+    return class_count_metrics(*_class_counts(conf))
 
 
 def multilabel_metrics(
@@ -83,12 +128,22 @@ def multilabel_metrics(
     tp = (pred & true).double().mul(w).sum(1)
     fp = (pred & ~true).double().mul(w).sum(1)
     fn = (~pred & true).double().mul(w).sum(1)
+    exact = (pred == true).all(-1).double().mul(w[..., 0]).sum(-1)
+    return multilabel_from_counts(tp, fp, fn, exact, w[..., 0].sum(-1))
+
+
+def multilabel_from_counts(
+    tp: Float[Tensor, "*batch label"],
+    fp: Float[Tensor, "*batch label"],
+    fn: Float[Tensor, "*batch label"],
+    exact: Float[Tensor, "*batch"],
+    n: Float[Tensor, "*batch"],
+) -> dict[str, Float[Tensor, "*batch"]]:
+    """micro_f1, macro_f1 and subset accuracy from per-label counts, exact-match count and n."""
     denom = 2 * tp + fp + fn
     f1 = torch.where(denom > 0, 2 * tp / denom.clamp(min=1), 0.0)
     d_micro = denom.sum(-1)
     micro = torch.where(d_micro > 0, 2 * tp.sum(-1) / d_micro.clamp(min=1), 0.0)
-    n = w[..., 0].sum(-1)
-    exact = (pred == true).all(-1).double().mul(w[..., 0]).sum(-1)
     empty = torch.where(n > 0, 0.0, torch.nan)
     return {
         "accuracy": exact / n,
@@ -108,9 +163,28 @@ def pearson(
     n = w.sum(-1, keepdim=True)
     dx = (x - (w * x).sum(-1, keepdim=True) / n) * w
     dy = (y - (w * y).sum(-1, keepdim=True) / n) * w
-    sxy, sxx, syy = (dx * dy).sum(-1), (dx * dx).sum(-1), (dy * dy).sum(-1)
-    ok = (sxx > 0) & (syy > 0) & (n[:, 0] >= 2)
-    r = sxy / (sxx * syy).clamp(min=1e-300).sqrt()
+    zero = torch.zeros_like(n[:, 0])
+    return pearson_from_sums(
+        n[:, 0], zero, zero, (dx * dx).sum(-1), (dy * dy).sum(-1), (dx * dy).sum(-1)
+    )
+
+
+def pearson_from_sums(
+    n: Float[Tensor, "*batch"],
+    sx: Float[Tensor, "*batch"],
+    sy: Float[Tensor, "*batch"],
+    sxx: Float[Tensor, "*batch"],
+    syy: Float[Tensor, "*batch"],
+    sxy: Float[Tensor, "*batch"],
+) -> Float[Tensor, "*batch"]:
+    """Pearson's r from (weighted) count, sums, sums of squares and of products.
+
+    Give sums of roughly centred values (cancellation); NaN for n < 2 or a constant input (a
+    centred sum of squares at most 1e-10 of the raw one, i.e. rounding noise)."""
+    cxx, cyy = sxx - sx * sx / n, syy - sy * sy / n
+    cxy = sxy - sx * sy / n
+    ok = (cxx > 1e-10 * sxx) & (cyy > 1e-10 * syy) & (n >= 2)
+    r = cxy / (cxx * cyy).clamp(min=1e-300).sqrt()
     return torch.where(ok, r.clamp(-1.0, 1.0), torch.nan)
 
 

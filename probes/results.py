@@ -1,11 +1,13 @@
 """`ProbeResults`: per-probe metrics, best epochs, weights and MDL codelengths, as polars frames.
 
 Saved as a directory: `probes.parquet`, `metrics.parquet`, `codelengths.parquet` (when MDL ran),
-`weights.safetensors`, and last `manifest.json`, which lists every file with its size and XXH3
-digest. Each file is written to a temporary name and renamed into place; a save first removes
-the old manifest, so a save killed part-way leaves a folder without one. `load` reads only a
-folder whose manifest matches every file, else raises `ResultsDamagedError` naming the file: it
-returns the old complete results or the new ones, never a mixture.
+`weights.safetensors`, `test_predictions.safetensors` (every probe's test predictions, int8/
+int16 class ids, for the bootstrap intervals and paired tests) and last `manifest.json`, which
+lists every file with its size and XXH3 digest. Each file is written to a temporary name and
+renamed into place; a save first removes the old manifest, so a save killed part-way leaves a
+folder without one. `load` reads only a folder whose manifest matches every file, else raises
+`ResultsDamagedError` naming the file: it returns the old complete results or the new ones, never
+a mixture.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 import torch
@@ -26,15 +28,20 @@ from torch import Tensor
 
 from lingprobe.atomic import atomic_write_bytes, sync_folder
 from lingprobe.digest import bytes_digest
+from probes.bootstrap import IntervalMethod
+from probes.compare import compare_probes
 from probes.errors import ProbeConfigError, ResultsDamagedError
 from probes.heads import make_head
+from probes.intervals import SeedResampling, seed_mean_intervals
+from probes.predictions import FILE as TEST_FILE
+from probes.predictions import TestPredictions
 
 TABLE_COLUMNS = ["site", "seed", "variant", "mask", "split", "metric", "value", "best_epoch"]
 MANIFEST = "manifest.json"
 FORMAT = "lingprobe-results/1"
 FRAMES = ("probes", "metrics", "codelengths")
 WEIGHTS = "weights.safetensors"
-FILES = (*(f"{name}.parquet" for name in FRAMES), WEIGHTS)
+FILES = (*(f"{name}.parquet" for name in FRAMES), WEIGHTS, TEST_FILE)
 
 
 @dataclass
@@ -45,7 +52,8 @@ class ProbeResults:
     metrics: long frame (probe, split, metric, value) at each probe's best dev epoch;
     weights: `coef [P, D, C]`, `intercept [P, C]` (MLP: also `hidden_weight [P, D, H]`,
     `hidden_bias [P, H]`, and `coef` is `[P, H, C]`), CPU tensors in probe order;
-    codelengths: (site, seed, variant, online_bits, uniform_bits, compression) or None.
+    codelengths: (site, seed, variant, online_bits, uniform_bits, compression) or None;
+    test: every probe's test predictions and targets (`TestPredictions`), or None.
     """
 
     probes: pl.DataFrame
@@ -54,6 +62,7 @@ class ProbeResults:
     codelengths: pl.DataFrame | None = None
     kind: str = "linear"
     head: str = "classification"
+    test: TestPredictions | None = None
 
     @property
     def coef_(self) -> Float[Tensor, "probe in class"]:
@@ -91,10 +100,28 @@ class ProbeResults:
         """Long table: site, seed, variant, mask, split, metric, value, best_epoch."""
         return self.metrics.join(self.probes, on="probe").select(TABLE_COLUMNS)
 
-    def summary(self) -> pl.DataFrame:
-        """Mean and (sample) standard deviation over seeds per site/variant/mask/split/metric."""
+    def summary(
+        self,
+        ci: float | None = 0.95,
+        *,
+        n_resamples: int = 1000,
+        method: IntervalMethod = "bca",
+        seeds: SeedResampling = "fixed",
+        seed: int = 0,
+        device: torch.device | str | None = None,
+    ) -> pl.DataFrame:
+        """Mean and (sample) standard deviation over seeds per site/variant/mask/split/metric,
+        and (`ci`, test split only) a bootstrap interval `ci_low`/`ci_high` of the seed mean.
+
+        The interval resamples the test items jointly for every probe and averages each
+        resample over the seeds (`seeds="fixed"`): it covers the item-sampling variation of
+        the seed mean of these trained probes; `std` shows the seed variation. `seeds=
+        "resample"` (percentile only) also redraws the seeds in each resample, so the interval
+        covers both (Owen 2007). Method: BCa or percentile, as `scipy.stats.bootstrap`.
+        Train and dev rows get null intervals. `ci=None`: no interval columns.
+        """
         keys = ["site", "variant", "mask", "split", "metric"]
-        return (
+        frame = (
             self.table()
             .group_by(keys)
             .agg(
@@ -104,9 +131,37 @@ class ProbeResults:
             )
             .sort(keys)
         )
+        if ci is None:
+            return frame
+        intervals = seed_mean_intervals(
+            self.probes,
+            self.test,
+            ci=ci,
+            n_resamples=n_resamples,
+            method=method,
+            seeds=seeds,
+            seed=seed,
+            device=device,
+        ).with_columns(split=pl.lit("test"))
+        return frame.join(intervals, on=keys, how="left").sort(keys)
 
-    def selectivity(self) -> pl.DataFrame:
-        """Task minus control metric per site (Hewitt & Liang 2019), mean and std over seeds."""
+    def selectivity(
+        self,
+        ci: float | None = 0.95,
+        *,
+        n_resamples: int = 1000,
+        method: IntervalMethod = "bca",
+        test: Literal["permutation", "bootstrap"] = "permutation",
+        seed: int = 0,
+        device: torch.device | str | None = None,
+    ) -> pl.DataFrame:
+        """Task minus control metric per site (Hewitt & Liang 2019), mean and std over seeds.
+
+        With `ci` (test split rows only): `ci_low`/`ci_high` of the seed-mean selectivity
+        (paired bootstrap of the test items), `p_value` of task = control (paired permutation
+        or bootstrap test, seeds paired) and `p_holm` (Holm over the sites and masks of each
+        metric); see `probes.compare.compare_probes`. `ci=None`: no such columns.
+        """
         table = self.table()
         if set(table["variant"].unique()) != {"task", "control"}:
             raise ProbeConfigError(
@@ -119,7 +174,7 @@ class ProbeResults:
             selectivity=pl.col("task") - pl.col("control")
         )
         groups = ["site", "mask", "split", "metric"]
-        return (
+        frame = (
             paired.group_by(groups)
             .agg(
                 pl.col("task").mean(),
@@ -129,6 +184,26 @@ class ProbeResults:
             )
             .sort(groups)
         )
+        if ci is None:
+            return frame
+        tested = self.compare(
+            left_where={"variant": "task"},
+            right_where={"variant": "control"},
+            ci=ci,
+            n_resamples=n_resamples,
+            method=method,
+            test=test,
+            seed=seed,
+            device=device,
+        ).select("site", "mask", "metric", "ci_low", "ci_high", "p_value", "p_holm")
+        tested = tested.with_columns(split=pl.lit("test"))
+        return frame.join(tested, on=["site", "mask", "split", "metric"], how="left").sort(groups)
+
+    def compare(self, other: ProbeResults | None = None, **options: Any) -> pl.DataFrame:
+        """Paired comparison of two sets of probes of these results (or against `other`, scored
+        on the same test items): `probes.compare.compare_probes(self, other, **options)`."""
+
+        return compare_probes(self, other, **options)
 
     def mdl(self) -> pl.DataFrame:
         """Online and uniform codelengths (bits) and compression per site, seed and variant."""
@@ -152,6 +227,8 @@ class ProbeResults:
         weights = {n: t.contiguous() for n, t in self.weights.items()}
         contents = {f"{name}.parquet": _parquet_bytes(frame) for name, frame in frames.items()}
         contents[WEIGHTS] = safetensors_bytes(weights, metadata=meta)
+        if self.test is not None:
+            contents[TEST_FILE] = self.test.to_bytes()
         for name, data in contents.items():
             atomic_write_bytes(out / name, data)
         for name in set(FILES) - set(contents):  # a previous save's file this one lacks
@@ -185,6 +262,11 @@ class ProbeResults:
             codelengths=frames.get("codelengths"),
             kind=str(manifest.get("kind", "linear")),
             head=str(manifest.get("head", "classification")),
+            test=(
+                TestPredictions.from_bytes(data[TEST_FILE], str(src / TEST_FILE))
+                if TEST_FILE in data
+                else None
+            ),
         )
 
 

@@ -210,6 +210,7 @@ class _Sweep:
             codelengths=codelengths,
             kind=self.grid.kind,
             head=self.target.kind,
+            test=self.evaluator.test,
         )
 
 

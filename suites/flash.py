@@ -15,6 +15,12 @@ Rank resolution (Perlitz et al. 2023; Holmes §6), as computed here:
    difference with probability 0.95 (quantiles with numpy's default linear interpolation).
 5. The benchmark's rank resolution is the mean of the models' resolutions. A resolution of 1:
    a model keeps its rank or swaps with a neighbour, with probability 0.95.
+6. Its interval (`resolution_low`, `resolution_high`; curve columns `ci_low`, `ci_high`): a
+   nested bootstrap (Davison & Hinkley 1997 §3.9). `n_outer` outer samples draw D datasets
+   with replacement (numpy `default_rng([seed, 1])`); on each, steps 2–5 run again (the inner
+   draws pick positions in the outer sample with the same B draws as step 2), giving one
+   resolution per outer sample; the interval is their [2.5 %, 97.5 %] percentile range. It
+   says how much the resolution itself would move on another sample of datasets like these.
 
 The reliability-efficiency curve gives, per train fraction 1/k, the rank resolution, the
 Kendall τ of the two overall rankings, and the compute: `train_share` = 1/k, the share of
@@ -34,7 +40,15 @@ from jaxtyping import Float
 
 from suites.plot_style import fit
 from suites.plots import save_figure
-from suites.ranking import check_scores, kendall_tau, mwr_from_rates, ranks_of, win_rates
+from suites.ranking import (
+    bootstrap_mwr,
+    check_scores,
+    dataset_draws,
+    kendall_tau,
+    mwr_from_rates,
+    ranks_of,
+    win_rates,
+)
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -47,6 +61,9 @@ FLASH_FRACTIONS = tuple(1 / 2**i for i in range(1, 10))
 LEVEL = 0.95
 # Bootstrap replicates over datasets (a choice of ours; the papers do not state B).
 N_BOOT = 1000
+# Outer samples of the nested bootstrap of the resolution's interval (a choice of ours).
+N_OUTER = 200
+OUTER_CHUNK = 16  # outer samples ranked together (memory: chunk x B x models)
 
 
 @dataclass(frozen=True)
@@ -59,6 +76,9 @@ class RankResolution:
     n_models: int
     n_boot: int
     level: float
+    resolution_low: float = float("nan")  # nested-bootstrap interval of `resolution`
+    resolution_high: float = float("nan")
+    n_outer: int = 0
 
 
 RateMatrix = Float[np.ndarray, "dataset model"]
@@ -89,17 +109,6 @@ def paired_rates(
     return datasets, models, mats[0], mats[1]
 
 
-def bootstrap_mwr(
-    rates: Float[np.ndarray, "dataset model"], counts: Float[np.ndarray, "boot dataset"]
-) -> Float[np.ndarray, "boot model"]:
-    """Mean winning rates over bootstrap samples given as per-dataset draw counts."""
-    scored = np.isfinite(rates)
-    total = counts @ np.where(scored, rates, 0.0)
-    n = counts @ scored.astype(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > 0, total / np.maximum(n, 1.0), np.nan)
-
-
 def rank_resolution(
     full: pl.DataFrame,
     reduced: pl.DataFrame,
@@ -107,21 +116,24 @@ def rank_resolution(
     n_boot: int = N_BOOT,
     level: float = LEVEL,
     seed: int = 0,
+    n_outer: int = N_OUTER,
 ) -> RankResolution:
-    """Rank resolution of `reduced` against `full` (long frames: dataset, model, score)."""
-    if n_boot < 1 or not 0 < level < 1:
-        raise TaskError(f"n_boot={n_boot}, level={level}: give n_boot >= 1 and 0 < level < 1")
+    """Rank resolution of `reduced` against `full` (long frames: dataset, model, score), with
+    its nested-bootstrap interval (`n_outer` outer samples; 0: no interval, NaN bounds)."""
+    if n_boot < 1 or not 0 < level < 1 or n_outer < 0:
+        raise TaskError(
+            f"n_boot={n_boot}, level={level}, n_outer={n_outer}: give n_boot >= 1,"
+            " 0 < level < 1 and n_outer >= 0"
+        )
     _, models, rates_full, rates_red = paired_rates(full, reduced)
     n_data = rates_full.shape[0]
-    draws = np.random.default_rng(seed).integers(0, n_data, size=(n_boot, n_data))
-    counts = np.zeros((n_boot, n_data))
-    np.add.at(counts, (np.arange(n_boot)[:, None], draws), 1.0)  # times each dataset is drawn
-    shifts = ranks_of(bootstrap_mwr(rates_red, counts)) - ranks_of(
-        bootstrap_mwr(rates_full, counts)
-    )
+    counts = dataset_draws(n_data, n_boot, seed)
+    shifts = rank_shifts(rates_full, rates_red, counts)
     tail = (1 - level) / 2
     low, high = np.quantile(shifts, [tail, 1 - tail], axis=0)
     radius = np.quantile(np.abs(shifts), level, axis=0)
+    outer = outer_resolutions(rates_full, rates_red, counts, n_outer, level, seed)
+    bounds = np.quantile(outer, [tail, 1 - tail]) if n_outer else [np.nan, np.nan]
     rank_full = ranks_of(mwr_from_rates(rates_full))
     rank_red = ranks_of(mwr_from_rates(rates_red))
     per_model = pl.DataFrame(
@@ -135,7 +147,59 @@ def rank_resolution(
             "resolution": radius,
         }
     ).sort("rank_full")
-    return RankResolution(float(radius.mean()), per_model, n_data, len(models), n_boot, level)
+    return RankResolution(
+        float(radius.mean()),
+        per_model,
+        n_data,
+        len(models),
+        n_boot,
+        level,
+        float(bounds[0]),
+        float(bounds[1]),
+        n_outer,
+    )
+
+
+def rank_shifts(
+    rates_full: RateMatrix, rates_red: RateMatrix, counts: Float[np.ndarray, "boot dataset"]
+) -> Float[np.ndarray, "boot model"]:
+    """Reduced minus full rank of every model in every bootstrap sample."""
+    return ranks_of(bootstrap_mwr(rates_red, counts)) - ranks_of(bootstrap_mwr(rates_full, counts))
+
+
+def outer_resolutions(
+    rates_full: RateMatrix,
+    rates_red: RateMatrix,
+    counts: Float[np.ndarray, "boot dataset"],
+    n_outer: int,
+    level: float,
+    seed: int,
+) -> Float[np.ndarray, " outer"]:
+    """The rank resolution on each of `n_outer` resampled sets of datasets (step 6).
+
+    An outer sample is the rate matrices' rows at the drawn datasets; the inner draws
+    `counts` (per position) apply to it as they apply to the full set in step 2."""
+    n_data = rates_full.shape[0]
+    picks = np.random.default_rng([seed, 1]).integers(0, n_data, size=(n_outer, n_data))
+    out = np.empty(n_outer)
+    for start in range(0, n_outer, OUTER_CHUNK):
+        chosen = picks[start : start + OUTER_CHUNK]
+        shifts = [
+            ranks_of(_stacked_mwr(rates[chosen], counts)) for rates in (rates_red, rates_full)
+        ]
+        radius = np.quantile(np.abs(shifts[0] - shifts[1]), level, axis=1)  # [chunk, model]
+        out[start : start + len(chosen)] = radius.mean(-1)
+    return out
+
+
+def _stacked_mwr(
+    rates: Float[np.ndarray, "outer dataset model"], counts: Float[np.ndarray, "boot dataset"]
+) -> Float[np.ndarray, "outer boot model"]:
+    """`bootstrap_mwr` of several rate matrices at once (one matrix product)."""
+    n_outer, n_data, n_models = rates.shape
+    flat = rates.transpose(1, 0, 2).reshape(n_data, n_outer * n_models)
+    mwr = bootstrap_mwr(flat, counts)  # [boot, outer * model]
+    return mwr.reshape(-1, n_outer, n_models).transpose(1, 0, 2)
 
 
 def reliability_efficiency(
@@ -146,10 +210,12 @@ def reliability_efficiency(
     n_boot: int = N_BOOT,
     level: float = LEVEL,
     seed: int = 0,
+    n_outer: int = N_OUTER,
 ) -> pl.DataFrame:
     """One row per train fraction of `reduced` (long frame with a `fraction` column).
 
-    Columns: fraction, k, rank_resolution, max_resolution, mean_abs_shift (the unresampled
+    Columns: fraction, k, rank_resolution, ci_low, ci_high (its nested-bootstrap interval,
+    NaN with `n_outer=0`), max_resolution, mean_abs_shift (the unresampled
     mean |rank difference|), kendall_tau, tau_p_value,
     n_datasets, n_models, train_share, compute_saved, and `encoded_share` when `items`
     (dataset, fraction, n_train_used, n_train, n_dev, n_test) is given.
@@ -157,7 +223,7 @@ def reliability_efficiency(
     rows = []
     for fraction in sorted(reduced["fraction"].unique().to_list(), reverse=True):
         part = reduced.filter(pl.col("fraction") == fraction)
-        result = rank_resolution(full, part, n_boot=n_boot, level=level, seed=seed)
+        result = rank_resolution(full, part, n_boot=n_boot, level=level, seed=seed, n_outer=n_outer)
         shared = result.per_model
         tau, p, _ = kendall_tau(
             dict(zip(shared["model"], -shared["rank_full"])),
@@ -168,6 +234,8 @@ def reliability_efficiency(
                 "fraction": float(fraction),
                 "k": round(1 / fraction),
                 "rank_resolution": result.resolution,
+                "ci_low": result.resolution_low,
+                "ci_high": result.resolution_high,
                 "max_resolution": float(np.max(shared["resolution"].to_numpy())),
                 "mean_abs_shift": float(np.mean(np.abs(shared["shift"].to_numpy()))),
                 "kendall_tau": tau,

@@ -15,6 +15,15 @@ Definitions (Holmes, Waldis et al. 2024 §4.4, after HELM's mean win rate, Liang
 * rank: 1 for the highest mwr; tied models share the mean of their ranks.
 * discriminability of dataset d (Holmes §5 ii, after Rodriguez et al. 2021): Kendall τ-b
   between the models' scores on d and their overall mwr (over the models scored on d).
+* uncertainty (`mean_winning_rate(..., ci=0.95)`): a bootstrap over datasets (D draws with
+  replacement, numpy `default_rng(seed)`; the same draws for every model, so the ranking is
+  resampled as a whole). Each dataset keeps its win rates (computed among all models scored
+  on it); a replicate's mwr is the mean over the drawn datasets. `ci_low`/`ci_high`: BCa
+  (jackknife over datasets) or percentile interval of the mwr (`probes.bootstrap`, as
+  `scipy.stats.bootstrap`); `rank_low`/`rank_high`: percentile interval of the rank. The
+  interval is for the mwr over a population of datasets like these, the models fixed. It is
+  NaN for a model that some replicate leaves without any scored dataset, and for a group of
+  fewer than two datasets.
 """
 
 from __future__ import annotations
@@ -23,10 +32,12 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import polars as pl
+import torch
 from jaxtyping import Float
 from scipy import stats
 
 from lingprobe.errors import LingprobeError
+from probes.bootstrap import IntervalMethod, Replicates, confidence_interval
 
 SCORE_COLUMNS = ("dataset", "model", "score")
 
@@ -95,6 +106,59 @@ def mwr_from_rates(rates: Float[np.ndarray, "dataset model"]) -> Float[np.ndarra
         return np.where(n > 0, total / np.maximum(n, 1), np.nan)
 
 
+def dataset_draws(n_datasets: int, n_boot: int, seed: int) -> Float[np.ndarray, "boot dataset"]:
+    """How often each dataset is drawn in each of `n_boot` bootstrap samples (D draws with
+    replacement from numpy `default_rng(seed)`)."""
+    draws = np.random.default_rng(seed).integers(0, n_datasets, size=(n_boot, n_datasets))
+    counts = np.zeros((n_boot, n_datasets))
+    np.add.at(counts, (np.arange(n_boot)[:, None], draws), 1.0)
+    return counts
+
+
+def bootstrap_mwr(
+    rates: Float[np.ndarray, "dataset model"], counts: Float[np.ndarray, "boot dataset"]
+) -> Float[np.ndarray, "boot model"]:
+    """Mean winning rates over bootstrap samples given as per-dataset draw counts."""
+    scored = np.isfinite(rates)
+    total = counts @ np.where(scored, rates, 0.0)
+    n = counts @ scored.astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, total / np.maximum(n, 1.0), np.nan)
+
+
+def mwr_intervals(
+    rates: Float[np.ndarray, "dataset model"],
+    *,
+    n_boot: int = 1000,
+    level: float = 0.95,
+    method: IntervalMethod = "bca",
+    seed: int = 0,
+) -> dict[str, Float[np.ndarray, " model"]]:
+    """`ci_low`, `ci_high` of each model's mwr and `rank_low`, `rank_high` of its rank, from
+    a bootstrap over the datasets (rows of `rates`); NaN with fewer than two datasets (as
+    scipy, a bootstrap needs two observations)."""
+    n_data = rates.shape[0]
+    if n_data < 2:
+        nan = np.full(rates.shape[1], np.nan)
+        return {"ci_low": nan, "ci_high": nan, "rank_low": nan, "rank_high": nan}
+    boot = bootstrap_mwr(rates, dataset_draws(n_data, n_boot, seed))
+    jack = bootstrap_mwr(rates, 1.0 - np.eye(n_data))  # each dataset left out once
+    reps = Replicates(
+        torch.from_numpy(mwr_from_rates(rates)),
+        torch.from_numpy(boot.T.copy()),
+        torch.from_numpy(jack.T.copy()),
+    )
+    low, high = confidence_interval(reps, level, method)
+    tail = (1 - level) / 2
+    rank_low, rank_high = np.quantile(ranks_of(boot), [tail, 1 - tail], axis=0)
+    return {
+        "ci_low": low.numpy(),
+        "ci_high": high.numpy(),
+        "rank_low": rank_low,
+        "rank_high": rank_high,
+    }
+
+
 def ranks_of(values: Float[np.ndarray, "*batch model"]) -> Float[np.ndarray, "*batch model"]:
     """Rank 1 for the largest value, tied values share their mean rank; NaN ranks last.
 
@@ -104,10 +168,20 @@ def ranks_of(values: Float[np.ndarray, "*batch model"]) -> Float[np.ndarray, "*b
     return stats.rankdata(-filled, method="average", axis=-1)
 
 
-def mean_winning_rate(scores: pl.DataFrame, by: str | None = None) -> pl.DataFrame:
+def mean_winning_rate(
+    scores: pl.DataFrame,
+    by: str | None = None,
+    *,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    method: IntervalMethod = "bca",
+    seed: int = 0,
+) -> pl.DataFrame:
     """Mean winning rate per model (and per group of `by`, e.g. `phenomenon_type`).
 
-    Returns `[by,] model, mwr, n_datasets, rank` sorted best first (within each group).
+    Returns `[by,] model, mwr, n_datasets, rank` sorted best first (within each group); with
+    `ci` (e.g. 0.95) also `ci_low, ci_high, rank_low, rank_high` from a bootstrap over the
+    datasets (of the group), see the module docstring.
     """
     frame = check_scores(scores, [by] if by else [])
     groups = (
@@ -120,14 +194,15 @@ def mean_winning_rate(scores: pl.DataFrame, by: str | None = None) -> pl.DataFra
         _datasets, models, matrix = score_matrix(rows)
         rates = win_rates(matrix)
         mwr = mwr_from_rates(rates)
-        part = pl.DataFrame(
-            {
-                "model": models,
-                "mwr": mwr,
-                "n_datasets": np.isfinite(rates).sum(axis=0).astype(np.int64),
-                "rank": ranks_of(mwr),
-            }
-        ).filter(pl.col("n_datasets") > 0)
+        columns = {
+            "model": models,
+            "mwr": mwr,
+            "n_datasets": np.isfinite(rates).sum(axis=0).astype(np.int64),
+            "rank": ranks_of(mwr),
+        }
+        if ci is not None:
+            columns |= mwr_intervals(rates, n_boot=n_boot, level=ci, method=method, seed=seed)
+        part = pl.DataFrame(columns).filter(pl.col("n_datasets") > 0)
         if by is not None:
             part = part.select(pl.lit(key).alias(by), pl.all())
         parts.append(part.sort("rank", "model"))

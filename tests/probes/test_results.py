@@ -41,6 +41,7 @@ def test_save_and_load_round_trip(synthetic: Synthetic, tmp_path: Path) -> None:
         "manifest.json",
         "metrics.parquet",
         "probes.parquet",
+        "test_predictions.safetensors",
         "weights.safetensors",
     ]
     back = ProbeResults.load(tmp_path / "run")

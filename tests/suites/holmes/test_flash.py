@@ -9,11 +9,14 @@ import pytest
 from suites.flash import (
     FLASH_FRACTIONS,
     encoded_share,
+    outer_resolutions,
+    paired_rates,
     plot_curve,
     rank_resolution,
     reliability_efficiency,
 )
 from suites.holmes.published import published_curve
+from suites.ranking import dataset_draws
 from tests.suites.holmes.leaderboards import DATASETS, MODELS, write_leaderboards
 
 
@@ -93,6 +96,7 @@ def test_reliability_efficiency_table_and_encoded_share(tmp_path):
     assert curve["rank_resolution"].to_list() == pytest.approx([0.0, 2 / 3])
     assert curve["kendall_tau"].to_list() == pytest.approx([1.0, 1 / 3])
     assert curve["compute_saved"].to_list() == [0.5, 0.75]
+    assert curve["ci_low"].to_list()[0] == 0.0 and curve["ci_high"].to_list()[0] == 0.0
     # (35 + 10 + 20 + 70 + 20 + 40) / (100 + 200) at 1/2; (18 + 30 + 35 + 60) / 300 at 1/4
     assert curve["encoded_share"].to_list() == pytest.approx([195 / 300, 143 / 300])
     assert encoded_share(items).height == 2
@@ -108,3 +112,35 @@ def test_published_curve_of_leaderboard_files(tmp_path):
     assert np.all(curve["kendall_tau"].to_numpy() > 0.5)
     # less training data, a coarser ranking: 1/2 resolves ranks better than 1/512
     assert curve["rank_resolution"][0] < curve["rank_resolution"][-1]
+
+
+def test_resolution_interval_by_hand():
+    """The swap-on-d2 case again: an outer sample (d1, d1) has resolution 0, (d2, d2) has A and
+    B swapped in every inner draw (2/3), and (d1, d2) in either order is the case above (2/3).
+    So the outer resolutions are 0 (probability 1/4) or 2/3: the 95 % interval is [0, 2/3]."""
+    reduced = _scores({"d1": {"A": 3, "B": 2, "C": 1}, "d2": {"A": 2, "B": 3, "C": 1}})
+    result = rank_resolution(FULL, reduced, n_boot=400, seed=1, n_outer=200)
+    assert (result.resolution_low, result.resolution_high) == pytest.approx((0.0, 2 / 3))
+    assert result.n_outer == 200
+    same = rank_resolution(FULL, FULL, n_boot=50, n_outer=20)
+    assert (same.resolution_low, same.resolution_high) == (0.0, 0.0)
+    none = rank_resolution(FULL, reduced, n_boot=50, n_outer=0)
+    assert np.isnan(none.resolution_low) and np.isnan(none.resolution_high)
+
+
+def test_outer_resolutions_equal_rank_resolution_on_resampled_datasets():
+    """Each outer sample equals `rank_resolution` run on a table of the drawn datasets (named
+    by position, so that its inner draws pick the same positions)."""
+    rng = np.random.default_rng(5)
+    rows = {f"d{i}": {m: float(rng.random()) for m in "ABCDE"} for i in range(6)}
+    noisy = {d: {m: s + 0.3 * float(rng.random()) for m, s in by.items()} for d, by in rows.items()}
+    full, reduced = _scores(rows), _scores(noisy)
+    _, _, rates_full, rates_red = paired_rates(full, reduced)
+    counts = dataset_draws(6, 100, 2)
+    got = outer_resolutions(rates_full, rates_red, counts, 5, 0.95, seed=2)
+    picks = np.random.default_rng([2, 1]).integers(0, 6, size=(5, 6))
+    for value, pick in zip(got, picks):
+        rename = {f"p{pos}": f"d{d}" for pos, d in enumerate(pick)}
+        tables = [_scores({p: table[d] for p, d in rename.items()}) for table in (rows, noisy)]
+        again = rank_resolution(*tables, n_boot=100, seed=2, n_outer=0)
+        assert value == pytest.approx(again.resolution)

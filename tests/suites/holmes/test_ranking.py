@@ -8,15 +8,20 @@ import math
 import numpy as np
 import polars as pl
 import pytest
+from scipy import stats
 
 from suites.holmes.published import published_scores
 from suites.ranking import (
     RankingError,
     against_external,
+    dataset_draws,
     discriminability,
     kendall_tau,
     mean_winning_rate,
+    ranks_of,
+    score_matrix,
     type_correlations,
+    win_rates,
 )
 from tests.suites.holmes.leaderboards import DATASETS, MISSING, MODELS, write_leaderboards
 
@@ -169,3 +174,45 @@ def test_bad_tables_raise():
     doubled = pl.concat([SCORES, SCORES.head(1)])
     with pytest.raises(RankingError, match=r"dataset 'd1' has 2 scores for model 'A'"):
         mean_winning_rate(doubled)
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_mwr_intervals_equal_scipy_bootstrap_over_datasets(method):
+    """Every model scored everywhere: a model's mwr is the mean of its per-dataset win rates,
+    and numpy `default_rng(seed)` draws the same dataset indices as scipy.stats.bootstrap."""
+    rng = np.random.default_rng(4)
+    scores = pl.DataFrame(
+        [
+            {"dataset": f"d{d}", "model": m, "score": float(rng.random())}
+            for d in range(12)
+            for m in "ABCDE"
+        ]
+    )
+    table = mean_winning_rate(scores, ci=0.9, n_boot=299, method=method, seed=3)
+    _, models, matrix = score_matrix(scores)
+    rates = win_rates(matrix)
+    for j, model in enumerate(models):
+        res = stats.bootstrap(
+            (rates[:, j],),
+            np.mean,
+            n_resamples=299,
+            confidence_level=0.9,
+            method=method,
+            rng=np.random.default_rng(3),
+        )
+        row = table.filter(pl.col("model") == model).row(0, named=True)
+        want = (res.confidence_interval.low, res.confidence_interval.high)
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx(want, abs=1e-12)
+    # rank interval: percentile of the ranks in the same draws, by a plain loop
+    counts = dataset_draws(12, 299, 3)
+    ranks = np.array([ranks_of((c[:, None] * rates).sum(0) / c.sum()) for c in counts])
+    low, high = np.quantile(ranks, [0.05, 0.95], axis=0)
+    for j, model in enumerate(models):
+        row = table.filter(pl.col("model") == model).row(0, named=True)
+        assert (row["rank_low"], row["rank_high"]) == pytest.approx((low[j], high[j]))
+    assert mean_winning_rate(scores).columns == ["model", "mwr", "n_datasets", "rank"]
+    per_type = mean_winning_rate(SCORES, by="phenomenon_type", ci=0.95, n_boot=50)
+    syntax = per_type.filter(pl.col("phenomenon_type") == "syntax")
+    assert syntax["ci_low"].is_nan().sum() == 0
+    one_dataset = per_type.filter(pl.col("phenomenon_type") == "semantics")  # d3 only
+    assert one_dataset["ci_low"].is_nan().all() and one_dataset["rank_high"].is_nan().all()
