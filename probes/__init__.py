@@ -1,8 +1,13 @@
 """probes: many probes trained at once on tensors of features (no model code, no datasets).
 
-`fit_probes` trains a `ProbeGrid` (sites x seeds x task/control x train masks) in one batched
-minibatch loop (Holmes protocol); `fit_logistic_regression` fits batched L2 logistic regressions
-equal to scikit-learn's. See DESIGN.md §4.
+Two trainers:
+- `fit_probes`, the minibatch AdamW grid trainer: trains a `ProbeGrid` (sites x seeds x
+  task/control x train masks) in one batched minibatch loop (Holmes protocol) and returns
+  `ProbeResults`;
+- `fit_logistic_regression`, the batched L-BFGS logistic-regression fitter: many L2 logistic
+  regressions at once, equal to scikit-learn's `LogisticRegression`, returning `LogisticProbes`.
+
+The names below are what a user calls; the training loop's parts live in their modules.
 """
 
 from probes.config import TrainConfig
@@ -13,7 +18,7 @@ from probes.errors import (
     ProbeConfigError,
     ProbeInputError,
 )
-from probes.grid import ProbeGrid, ProbeLayout
+from probes.grid import ProbeGrid
 from probes.logistic import LogisticProbes, fit_logistic_regression
 from probes.mdl import MDLBlocks, block_items, online_codelength, uniform_codelength
 from probes.metrics import (
@@ -28,7 +33,6 @@ from probes.metrics import (
 )
 from probes.results import ProbeResults
 from probes.splits import Splits, random_splits, split_codes
-from probes.streams import training_order
 from probes.train import fit_probes
 
 __all__ = [
@@ -39,7 +43,6 @@ __all__ = [
     "ProbeConfigError",
     "ProbeGrid",
     "ProbeInputError",
-    "ProbeLayout",
     "ProbeResults",
     "Splits",
     "TrainConfig",
@@ -58,6 +61,5 @@ __all__ = [
     "random_splits",
     "regression_metrics",
     "split_codes",
-    "training_order",
     "uniform_codelength",
 ]

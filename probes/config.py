@@ -1,4 +1,5 @@
-"""`TrainConfig`: the minibatch trainer's settings (Trainer A), defaults from Holmes."""
+"""`TrainConfig`: the settings of the minibatch AdamW grid trainer (`fit_probes`), defaults from
+Holmes."""
 
 from __future__ import annotations
 

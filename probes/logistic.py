@@ -1,4 +1,5 @@
-"""Trainer B: full-batch L2 logistic regression of many probes, equal to scikit-learn's.
+"""The batched L-BFGS logistic-regression fitter: full-batch L2 logistic regression of many
+probes at once, equal to scikit-learn's.
 
 Each probe minimises scikit-learn's objective (`LogisticRegression(C=C)`, lbfgs):
 `mean_i loss_i + ||W||^2 / (2 C n)`, intercept unpenalised; multinomial for >= 3 classes, the

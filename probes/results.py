@@ -31,8 +31,9 @@ class ProbeResults:
 
     probes: one row per probe (probe, site, seed, variant, mask, best_epoch; epochs from 1);
     metrics: long frame (probe, split, metric, value) at each probe's best dev epoch;
-    weights: `coef [P, D, C]`, `intercept [P, C]` (MLP: also `hidden_weight [P, D, H]`,
-    `hidden_bias [P, H]`, and `coef` is `[P, H, C]`), CPU tensors in probe order;
+    weights: stored input-major, `coef [P, D, C]`, `intercept [P, C]` (MLP: also
+    `hidden_weight [P, D, H]`, `hidden_bias [P, H]`, and `coef` is `[P, H, C]`), CPU tensors in
+    probe order; `coef_` / `intercept_` give the output layer in scikit-learn's layout;
     codelengths: (site, seed, variant, online_bits, uniform_bits, compression) or None.
     """
 
@@ -44,9 +45,10 @@ class ProbeResults:
     head: str = "classification"
 
     @property
-    def coef_(self) -> Float[Tensor, "probe in class"]:
-        """Output-layer weights `[P, D (or H), C]`."""
-        return self.weights["coef"]
+    def coef_(self) -> Float[Tensor, "probe class in"]:
+        """Output-layer weights `[P, C, D (or H)]`: scikit-learn's layout, as
+        `LogisticProbes.coef_` (a view of `weights["coef"]`, which is stored input-major)."""
+        return self.weights["coef"].transpose(1, 2)
 
     @property
     def intercept_(self) -> Float[Tensor, "probe class"]:

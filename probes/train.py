@@ -1,4 +1,4 @@
-"""Trainer A: every probe of a grid trained in one minibatch AdamW loop (Holmes protocol).
+"""The minibatch AdamW grid trainer: every probe of a grid trained in one loop (Holmes protocol).
 
 Per step, the rows of each (mask, order key) are gathered once for all sites; each seed's
 dropout mask multiplies them for all the seed's sites and variants; one batched matmul computes

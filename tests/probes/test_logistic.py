@@ -1,4 +1,4 @@
-"""Trainer B gives scikit-learn's LogisticRegression(C=C) model."""
+"""The batched L-BFGS logistic-regression fitter gives scikit-learn's LogisticRegression(C=C)."""
 
 from __future__ import annotations
 

@@ -49,7 +49,7 @@ def test_save_and_load_round_trip(synthetic: Synthetic, tmp_path: Path) -> None:
     for name, tensor in res.weights.items():
         assert torch.equal(back.weights[name], tensor)
     assert (back.kind, back.head) == ("linear", "classification")
-    assert res.coef_.shape == (grid.layout(3).n_probes, 8, 4)
+    assert res.coef_.shape == (grid.layout(3).n_probes, 4, 8)  # sklearn layout
 
 
 def test_mlp_weights_and_missing_parts(synthetic: Synthetic, tmp_path: Path) -> None:
