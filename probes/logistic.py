@@ -12,6 +12,7 @@ evaluation: `X` holds one feature block per group of `P / G` consecutive probes.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -91,6 +92,7 @@ def fit_logistic_regression(
     max_iter: int = 100,
     init: LogisticProbes | None = None,
     polish: bool = False,
+    precondition: bool = True,
     device: torch.device | str | None = None,
 ) -> LogisticProbes:
     """Fit `P` L2 logistic regressions at once; probe p reads `X[p // (P // G)]`.
@@ -99,7 +101,11 @@ def fit_logistic_regression(
     computation runs in X's dtype (float64 for sklearn-level agreement at tight `tol`, float32
     for speed; `polish=True` then finishes in float64 from the float32 solution). `tol` and
     `max_iter` mean what they mean in sklearn's lbfgs (defaults equal). `init` warm-starts from
-    other fitted probes of the same shape. `device` as in `fit_probes`; results on the CPU.
+    other fitted probes of the same shape. `precondition=True` starts each L-BFGS step from the
+    inverse Gram matrix of the probe's features (`[X, 1]`, ridge `GRAM_RIDGE` x its mean diagonal)
+    instead of a scaled identity: the same objective, optimum and stopping rule, reached in
+    fewer iterations on ill-conditioned features such as a transformer's (one `[D+1, D+1]` Gram
+    matrix per feature block, computed once). `device` as in `fit_probes`; results on the CPU.
     """
     dev = resolve_device(device, X)
     problem = _Objective(X.to(dev), y.to(dev), C, num_classes)
@@ -109,11 +115,15 @@ def fit_logistic_regression(
         theta[..., :d] = init.coef_.to(dev, X.dtype)
         theta[..., d] = init.intercept_.to(dev, X.dtype)
         theta *= problem.free[..., None]
-    res = minimize_lbfgs(problem.fg, theta.view(p, -1), tol=tol, max_iter=max_iter)
+    pre = problem.preconditioner() if precondition else None
+    res = minimize_lbfgs(
+        problem.fg, theta.view(p, -1), tol=tol, max_iter=max_iter, precondition=pre
+    )
     if polish and X.dtype != torch.float64:
         fine = _Objective(X.to(dev, torch.float64), problem.y, C, k)
         first = res
-        res = minimize_lbfgs(fine.fg, res.x.double(), tol=tol, max_iter=max_iter)
+        pre = fine.preconditioner() if precondition else None
+        res = minimize_lbfgs(fine.fg, res.x.double(), tol=tol, max_iter=max_iter, precondition=pre)
         res.n_iter += first.n_iter
         res.n_fev += first.n_fev
     if not bool(res.converged.all()):
@@ -137,6 +147,9 @@ def fit_logistic_regression(
         converged_=res.converged.cpu(),
         objective_=res.f.cpu(),
     )
+
+
+GRAM_RIDGE = 1e-2  # measured on MiniLM word features: fewest iterations among 1e-6..1e-1
 
 
 class _Objective:
@@ -181,6 +194,28 @@ class _Objective:
         binary_fixed = (n_seen == 2)[:, None] & (torch.arange(k, device=y.device) == first[:, None])
         self.free = self.present & ~binary_fixed
         self.unseen = torch.where(self.present, 0.0, -torch.inf).to(X.dtype)
+
+    def preconditioner(self) -> Callable[[Tensor, Tensor], Tensor]:
+        """`v -> M v` with M the inverse of each block's Gram matrix `[X, 1]^T [X, 1] / n` plus a
+        ridge, applied to every class row of the probes' parameters `[K, D + 1]`."""
+        groups, n, d = self.X.shape
+        ones = torch.ones(groups, n, 1, dtype=self.X.dtype, device=self.X.device)
+        xt = torch.cat([self.X, ones], dim=2)
+        gram = (xt.transpose(1, 2) @ xt).double() / n  # [G, D+1, D+1]
+        ridge = GRAM_RIDGE * gram.diagonal(dim1=1, dim2=2).mean(dim=1)
+        gram += ridge[:, None, None] * torch.eye(d + 1, dtype=gram.dtype, device=gram.device)
+        inverse = torch.cholesky_inverse(torch.linalg.cholesky(gram)).to(self.X.dtype)
+
+        def apply(v: Tensor, idx: Tensor) -> Tensor:
+            rows = v.view(-1, self.k, d + 1)
+            out = torch.empty_like(rows)
+            group_of = idx // self.per_group
+            for group in group_of.unique().tolist():
+                at = (group_of == group).nonzero().flatten()
+                out[at] = rows[at] @ inverse[group]
+            return out.view(v.shape)
+
+        return apply
 
     def fg(self, theta: Tensor, idx: Tensor) -> tuple[Tensor, Tensor]:
         """Objective and gradient of probes `idx` at flat parameters `theta` (`[K, D + 1]` each).
