@@ -33,6 +33,7 @@ class Evaluator:
         probes: BatchedProbes,
         eval_batch: int,
         select_by: str,
+        dev: Bool[Tensor, "mask seed item"] | None = None,
     ) -> None:
         self.x, self.codes, self.head, self.probes = x, codes, head, probes
         self.layout, self.select_by = layout, select_by
@@ -42,7 +43,12 @@ class Evaluator:
         self.targets = targets.reshape(-1, *targets.shape[2:])  # [seed*variant, item, *label]
         width = max(head.outputs, getattr(probes, "hidden", 0))
         self.chunk = max(1, min(eval_batch, CHUNK_BYTES // (4 * width * layout.n_probes)))
-        self.dev_items = (codes == DEV).nonzero().flatten().to(x.device)
+        self.dev_members = None if dev is None else layout.per_probe(dev).to(x.device)
+        dev_any = codes == DEV if dev is None else dev.any(dim=1).any(dim=0)
+        self.dev_items = dev_any.nonzero().flatten().to(x.device)
+        self.dev_include = (
+            None if self.dev_members is None else self.dev_members.index_select(1, self.dev_items)
+        )
         self.best_value = torch.full(
             (layout.n_probes,), -torch.inf, dtype=torch.float64, device=x.device
         )
@@ -80,11 +86,16 @@ class Evaluator:
                 losses.append(self.layout.from_site_major(loss))
             else:
                 preds.append(self.layout.from_site_major(self.head.predict(logits)))
+        include = self.dev_include
         if self.select_by == "loss":
-            value = -torch.cat(losses, dim=1).mean(dim=1)
+            loss = torch.cat(losses, dim=1)
+            if include is None:
+                value = -loss.mean(dim=1)
+            else:
+                value = -(loss * include).sum(dim=1) / include.sum(dim=1)
         else:
             truth = self.probe_targets(self.dev_items)
-            value = self.head.metrics(torch.cat(preds, dim=1), truth, None)[self.select_by]
+            value = self.head.metrics(torch.cat(preds, dim=1), truth, include)[self.select_by]
         value = value.double()
         improved = value > self.best_value  # NaN never improves
         self.best_value = torch.where(improved, value, self.best_value)
@@ -95,7 +106,8 @@ class Evaluator:
         self, train_members: Bool[Tensor, "probe item"], with_bits: bool
     ) -> tuple[dict[str, dict[str, Tensor]], Float[Tensor, "probe item"] | None]:
         """Metrics per split of the best-epoch parameters, and (`with_bits`, classification)
-        the bits of every item under every probe. Train metrics use each probe's train mask."""
+        the bits of every item under every probe. Train metrics use each probe's train mask,
+        dev metrics its dev mask when the grid has explicit dev masks."""
         items = torch.arange(self.x.shape[0], device=self.x.device)
         preds, bits = [], []
         for part, logits in self.chunks(None, self.probes.best):
@@ -108,7 +120,10 @@ class Evaluator:
         scores = {}
         for code, split in enumerate(SPLIT_NAMES):
             include = self.codes.to(pred.device)[None, :] == code
-            include = include & train_members if code == TRAIN else include
+            if code == TRAIN:
+                include = include & train_members
+            elif code == DEV and self.dev_members is not None:
+                include = self.dev_members
             include = include.expand(pred.shape[0], -1)
             scores[split] = self.head.metrics(pred, truth, include)
         return scores, torch.cat(bits, dim=1) if bits else None

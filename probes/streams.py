@@ -36,27 +36,31 @@ def training_order(train_items: Int[Tensor, " item"], order_key: int) -> Int[Ten
 class RowStreams:
     """Minibatch rows for every (mask, order key): epoch permutations, padded to whole batches.
 
-    Masks come largest first, so the masks still running at step t are a prefix `[:active(t)]`.
+    `members[m][r]` are the training items of mask m for order key r (their sizes equal over
+    the keys); masks come largest first, so the masks still running at step t are a prefix
+    `[:active(t)]`.
     """
 
     def __init__(
         self,
-        train_items: Int[Tensor, " item"],
-        mask_sizes: list[int],
+        members: list[list[Int[Tensor, " _"]]],
         order_keys: list[int],
         batch_size: int,
         device: torch.device,
     ) -> None:
-        self.orders = [training_order(train_items, key) for key in order_keys]
-        self.mask_sizes = mask_sizes
+        self.member_lists = members
+        self.mask_sizes = [int(streams[0].numel()) for streams in members]
+        self.n_streams = len(order_keys)
         self.batch_size = batch_size
         self.device = device
-        self.generators = [[keyed_generator("order", k, n) for k in order_keys] for n in mask_sizes]
-        self.steps = [math.ceil(n / batch_size) for n in mask_sizes]
+        self.generators = [
+            [keyed_generator("order", k, n) for k in order_keys] for n in self.mask_sizes
+        ]
+        self.steps = [math.ceil(n / batch_size) for n in self.mask_sizes]
 
     def members(self, mask: int, stream: int) -> Int[Tensor, " item"]:
         """The training items of a mask for one order key."""
-        return self.orders[stream][: self.mask_sizes[mask]]
+        return self.member_lists[mask][stream]
 
     def active(self, step: int) -> int:
         """How many masks (a prefix) still have a batch at `step` of the epoch."""
@@ -72,7 +76,7 @@ class RowStreams:
         padding), both `[mask, order key, steps * batch]`."""
         b = self.batch_size
         width = self.steps[0] * b
-        rows = torch.zeros(len(self.mask_sizes), len(self.orders), width, dtype=torch.int64)
+        rows = torch.zeros(len(self.mask_sizes), self.n_streams, width, dtype=torch.int64)
         weight = torch.zeros(rows.shape)
         for m, n in enumerate(self.mask_sizes):
             real = torch.arange(n)

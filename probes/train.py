@@ -33,7 +33,8 @@ from probes.inputs import (
     warn_absent_classes,
 )
 from probes.linear import BatchedProbes, LinearProbes, MLPProbes
-from probes.mdl import block_bounds, grid_codelengths, prefix_size, uniform_codelength
+from probes.masks import per_seed, plan_masks
+from probes.mdl import block_bounds, grid_codelengths, uniform_codelength
 from probes.optim import MaskedAdamW
 from probes.results import ProbeResults, codelength_frame, metrics_frame
 from probes.splits import DEV, TRAIN, Splits, split_codes
@@ -65,13 +66,12 @@ def fit_probes(
     check_features(feats)
     n_items, n_sites, _ = feats.shape
     codes = split_codes(splits, n_items)
-    if not bool((codes == DEV).any()):
+    if grid.dev_masks is None and not bool((codes == DEV).any()):
         raise ProbeInputError(
             "splits: no item is in dev; the best epoch is chosen on dev (Holmes), so assign"
             " dev items (e.g. random_splits(n_items))."
         )
     target = check_targets(targets, n_items, num_classes)
-    warn_absent_classes(target, codes)
     head = make_head(target.kind, target.num_classes)
     select_by = config.select_by or head.primary
     if select_by != "loss" and select_by not in head.metric_names:
@@ -85,6 +85,8 @@ def fit_probes(
     dev = resolve_device(device, feats)
     ids = type_ids(keys, n_items) if keys is not None else None
     sweep = _Sweep(feats, codes, target, ids, layout, head, select_by, grid, config, dev)
+    explicit = grid.explicit_masks
+    warn_absent_classes(target, codes, None if explicit is None else per_seed(explicit))
     sweep.run(progress)
     return sweep.results()
 
@@ -109,18 +111,25 @@ class _Sweep:
         self.layout, self.head, self.grid, self.config = layout, head, grid, config
         self.x = _site_features(feats, layout.sites, device)
         self.targets = _variant_targets(target, ids, layout).to(device)
-        self.train_items = (codes == TRAIN).nonzero().flatten()
-        self.mask_sizes = [prefix_size(f, len(self.train_items)) for f in layout.masks]
         keys = [config.order_seed] if config.shared_order else list(layout.seeds)
-        self.streams = RowStreams(
-            self.train_items, self.mask_sizes, keys, config.batch_size, device
+        self.plan = plan_masks(
+            grid.explicit_masks, grid.dev_masks, layout.masks, codes, keys, len(layout.seeds)
         )
+        self.streams = RowStreams(self.plan.members, keys, config.batch_size, device)
         self.dropout = DropoutStreams(
-            layout.seeds, self.mask_sizes, config.dropout, config.batch_size, dim, device
+            layout.seeds, self.plan.sizes, config.dropout, config.batch_size, dim, device
         )
         self.probes = _make_probes(grid, layout, dim, head.outputs).to(device)
         self.evaluator = Evaluator(
-            self.x, codes, self.targets, layout, head, self.probes, config.eval_batch, select_by
+            self.x,
+            codes,
+            self.targets,
+            layout,
+            head,
+            self.probes,
+            config.eval_batch,
+            select_by,
+            self.plan.dev,
         )
         self.codes, self.target = codes, target
 
@@ -164,14 +173,9 @@ class _Sweep:
 
     def train_members(self) -> Tensor:
         """`[probe, item]`: whether an item is in the probe's training mask."""
-        m_count, n_seeds, n_sites, n_var = self.layout.shape
-        members = torch.zeros(m_count, n_seeds, self.x.shape[0], dtype=torch.bool)
-        for m in range(m_count):
-            for s in range(n_seeds):
-                stream = 0 if self.config.shared_order else s
-                members[m, s, self.streams.members(m, stream)] = True
-        members = members[:, :, None, None].expand(-1, -1, n_sites, n_var, -1)
-        return members.reshape(self.layout.n_probes, -1).to(self.x.device)
+        n_seeds = self.layout.shape[1]
+        members = self.plan.train_membership(self.x.shape[0], n_seeds, self.config.shared_order)
+        return self.layout.per_probe(members).to(self.x.device)
 
     def results(self) -> ProbeResults:
         """Final evaluation with each probe's best-epoch parameters."""
@@ -179,10 +183,10 @@ class _Sweep:
         scores, bits = self.evaluator.final(self.train_members(), with_bits=blocks is not None)
         frame = self.layout.frame().with_columns(best_epoch=self.evaluator.best_epoch.cpu().numpy())
         codelengths = None
-        if blocks is not None and bits is not None:
-            n_train, k = len(self.train_items), self.target.num_classes
+        if blocks is not None and bits is not None and self.plan.orders is not None:
+            n_train, k = int((self.codes == TRAIN).sum()), self.target.num_classes
             seeds = range(len(self.layout.seeds))
-            orders = [self.streams.orders[0 if self.config.shared_order else s] for s in seeds]
+            orders = [self.plan.orders[0 if self.config.shared_order else s] for s in seeds]
             online = grid_codelengths(
                 bits.cpu(),
                 self.layout.shape,
