@@ -48,9 +48,10 @@ def toy() -> tuple[Task, NLIFeatures]:
         for i, y in enumerate(labels)
     ]
     task = Task("toy", make_frame(rows, "class"), labels=NAMES, phenomenon="toy")
-    signal = torch.nn.functional.one_hot(labels, 6).float()[:, None] * torch.tensor([0.5, 2.0])[
-        None, :, None
-    ]
+    signal = (
+        torch.nn.functional.one_hot(labels, 6).float()[:, None]
+        * torch.tensor([0.5, 2.0])[None, :, None]
+    )
     premise = torch.randn(n, 2, 6, generator=gen) + signal
     hypothesis = torch.randn(n, 2, 6, generator=gen) + 0.5 * signal
     return task, NLIFeatures(premise, hypothesis, (Site("encoder", 3), Site("encoder", 6)))
