@@ -33,7 +33,9 @@ def ewt_train_path() -> Path:
     """EWT train under `$LINGPROBE_DATA`, or skip the calling benchmark with the reason."""
     root = os.environ.get("LINGPROBE_DATA")
     if not root:
-        pytest.skip("real-feature benchmark: set LINGPROBE_DATA to the data folder (ud_english_ewt/)")
+        pytest.skip(
+            "real-feature benchmark: set LINGPROBE_DATA to the data folder (ud_english_ewt/)"
+        )
     path = Path(root) / "ud_english_ewt" / "en_ewt-ud-train.conllu"
     if not path.exists():
         pytest.skip(f"real-feature benchmark: {path} does not exist (check LINGPROBE_DATA)")

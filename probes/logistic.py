@@ -12,7 +12,6 @@ evaluation: `X` holds one feature block per group of `P / G` consecutive probes.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -20,9 +19,11 @@ import torch
 from jaxtyping import Bool, Float, Int
 from torch import Tensor
 
-from probes.errors import LogisticConvergenceWarning, ProbeInputError
-from probes.inputs import check_features, resolve_device
-from probes.lbfgs import minimize_lbfgs
+from probes.errors import LogisticConvergenceWarning
+from probes.inputs import resolve_device
+from probes.lbfgs import LbfgsResult, minimize_lbfgs
+from probes.logistic_objective import LogisticObjective
+from probes.workers import worker_pool
 
 
 @dataclass
@@ -94,6 +95,7 @@ def fit_logistic_regression(
     polish: bool = False,
     precondition: bool = True,
     device: torch.device | str | None = None,
+    threads: int | None = None,
 ) -> LogisticProbes:
     """Fit `P` L2 logistic regressions at once; probe p reads `X[p // (P // G)]`.
 
@@ -106,26 +108,15 @@ def fit_logistic_regression(
     instead of a scaled identity: the same objective, optimum and stopping rule, reached in
     fewer iterations on ill-conditioned features such as a transformer's (one `[D+1, D+1]` Gram
     matrix per feature block, computed once). `device` as in `fit_probes`; results on the CPU.
+    `threads`: CPU worker threads (default `torch.get_num_threads()`), each computing with one
+    intra-op thread on row blocks of the features, which keeps a fit fast beside other busy
+    processes (see `probes.workers`); results do not depend on it.
     """
     dev = resolve_device(device, X)
-    problem = _Objective(X.to(dev), y.to(dev), C, num_classes)
+    with worker_pool(threads if dev.type == "cpu" else 1) as pool:
+        problem = LogisticObjective(X.to(dev), y.to(dev), C, num_classes, pool)
+        res = _minimize(problem, X, init, tol, max_iter, polish, precondition)
     p, k, d = problem.y.shape[0], problem.k, problem.d
-    theta = torch.zeros(p, k, d + 1, dtype=X.dtype, device=dev)  # [coef | intercept] per class
-    if init is not None:
-        theta[..., :d] = init.coef_.to(dev, X.dtype)
-        theta[..., d] = init.intercept_.to(dev, X.dtype)
-        theta *= problem.free[..., None]
-    pre = problem.preconditioner() if precondition else None
-    res = minimize_lbfgs(
-        problem.fg, theta.view(p, -1), tol=tol, max_iter=max_iter, precondition=pre
-    )
-    if polish and X.dtype != torch.float64:
-        fine = _Objective(X.to(dev, torch.float64), problem.y, C, k)
-        first = res
-        pre = fine.preconditioner() if precondition else None
-        res = minimize_lbfgs(fine.fg, res.x.double(), tol=tol, max_iter=max_iter, precondition=pre)
-        res.n_iter += first.n_iter
-        res.n_fev += first.n_fev
     if not bool(res.converged.all()):
         warnings.warn(
             f"fit_logistic_regression: {int((~res.converged).sum())} of {p} probes did not reach"
@@ -149,97 +140,32 @@ def fit_logistic_regression(
     )
 
 
-GRAM_RIDGE = 1e-2  # measured on MiniLM word features: fewest iterations among 1e-6..1e-1
-
-
-class _Objective:
-    """sklearn's penalised mean log-loss and its gradient for a subset of the probes."""
-
-    def __init__(
-        self,
-        X: Float[Tensor, "group item dim"],
-        y: Int[Tensor, "probe item"],
-        C: float,
-        num_classes: int | None,
-    ) -> None:
-        check_features(X, "X")
-        if y.ndim != 2 or y.is_floating_point() or y.shape[1] != X.shape[1]:
-            raise ProbeInputError(
-                f"y: shape {tuple(y.shape)} {y.dtype}; give integer class ids [probe, item]"
-                f" with item = X.shape[1] = {X.shape[1]}."
-            )
-        if y.shape[0] % X.shape[0]:
-            raise ProbeInputError(
-                f"X has {X.shape[0]} feature blocks for {y.shape[0]} probes; give one block per"
-                " probe or per group of P/G consecutive probes (G must divide P)."
-            )
-        if C <= 0:
-            raise ProbeInputError(f"C={C}: the inverse regularisation strength must be > 0.")
-        k = int(y.max()) + 1 if num_classes is None else num_classes
-        if int(y.min()) < 0 or int(y.max()) >= k:
-            raise ProbeInputError(
-                f"y: labels must lie in 0..{k - 1}; got {int(y.min())}..{int(y.max())}."
-            )
-        self.X, self.y, self.k, self.d = X, y, k, X.shape[2]
-        self.per_group = y.shape[0] // X.shape[0]
-        self.penalty = 1.0 / (C * X.shape[1])
-        offsets = torch.arange(y.shape[0], device=y.device)[:, None] * k
-        counts = torch.bincount((offsets + y).flatten(), minlength=y.shape[0] * k)
-        self.present = counts.view(-1, k) > 0
-        n_seen = self.present.sum(dim=1)
-        if bool((n_seen < 2).any()):
-            bad = int((n_seen < 2).nonzero()[0])
-            raise ProbeInputError(f"y[{bad}] holds a single class; a classifier needs two.")
-        first = self.present.int().argmax(dim=1)
-        binary_fixed = (n_seen == 2)[:, None] & (torch.arange(k, device=y.device) == first[:, None])
-        self.free = self.present & ~binary_fixed
-        self.unseen = torch.where(self.present, 0.0, -torch.inf).to(X.dtype)
-
-    def preconditioner(self) -> Callable[[Tensor, Tensor], Tensor]:
-        """`v -> M v` with M the inverse of each block's Gram matrix `[X, 1]^T [X, 1] / n` plus a
-        ridge, applied to every class row of the probes' parameters `[K, D + 1]`."""
-        groups, n, d = self.X.shape
-        ones = torch.ones(groups, n, 1, dtype=self.X.dtype, device=self.X.device)
-        xt = torch.cat([self.X, ones], dim=2)
-        gram = (xt.transpose(1, 2) @ xt).double() / n  # [G, D+1, D+1]
-        ridge = GRAM_RIDGE * gram.diagonal(dim1=1, dim2=2).mean(dim=1)
-        gram += ridge[:, None, None] * torch.eye(d + 1, dtype=gram.dtype, device=gram.device)
-        inverse = torch.cholesky_inverse(torch.linalg.cholesky(gram)).to(self.X.dtype)
-
-        def apply(v: Tensor, idx: Tensor) -> Tensor:
-            rows = v.view(-1, self.k, d + 1)
-            out = torch.empty_like(rows)
-            group_of = idx // self.per_group
-            for group in group_of.unique().tolist():
-                at = (group_of == group).nonzero().flatten()
-                out[at] = rows[at] @ inverse[group]
-            return out.view(v.shape)
-
-        return apply
-
-    def fg(self, theta: Tensor, idx: Tensor) -> tuple[Tensor, Tensor]:
-        """Objective and gradient of probes `idx` at flat parameters `theta` (`[K, D + 1]` each).
-
-        Class-major GEMMs (`W @ X^T`, then `dZ @ X`): the faster orientation for few outputs.
-        """
-        n, d, k = self.X.shape[1], self.d, self.k
-        theta = theta.view(-1, k, d + 1)
-        f = torch.empty(theta.shape[0], dtype=theta.dtype, device=theta.device)
-        grad = torch.empty_like(theta)
-        group_of = idx // self.per_group
-        for group in group_of.unique().tolist():
-            at = (group_of == group).nonzero().flatten()
-            probes, w = idx[at], theta[at, :, :d]
-            x = self.X[group]
-            z = (w.reshape(-1, d) @ x.T).view(len(at), k, n)
-            z += (theta[at, :, d] + self.unseen[probes])[..., None]
-            logp = torch.log_softmax(z, dim=1)
-            target = self.y[probes][:, None, :]
-            loss = -logp.gather(1, target).sum(dim=(1, 2)) / n
-            dz = logp.exp_().scatter_add_(1, target, torch.full_like(target, -1, dtype=z.dtype))
-            gw = (dz.view(-1, n) @ x).view(len(at), k, d)  # scaled by 1/n here, not dz
-            grad[at, :, :d] = gw / n + self.penalty * w
-            grad[at, :, d] = dz.sum(dim=2) / n
-            f[at] = loss + 0.5 * self.penalty * (w * w).sum(dim=(1, 2))
-        grad *= self.free[idx][..., None]
-        return f, grad.view(theta.shape[0], -1)
+def _minimize(
+    problem: LogisticObjective,
+    X: Tensor,
+    init: LogisticProbes | None,
+    tol: float,
+    max_iter: int,
+    polish: bool,
+    precondition: bool,
+) -> LbfgsResult:
+    """L-BFGS from zeros (or `init`), then the float64 polish when asked."""
+    p, k, d = problem.y.shape[0], problem.k, problem.d
+    dev = problem.X.device
+    theta = torch.zeros(p, k, d + 1, dtype=X.dtype, device=dev)  # [coef | intercept] per class
+    if init is not None:
+        theta[..., :d] = init.coef_.to(dev, X.dtype)
+        theta[..., d] = init.intercept_.to(dev, X.dtype)
+        theta *= problem.free[..., None]
+    pre = problem.preconditioner() if precondition else None
+    res = minimize_lbfgs(
+        problem.fg, theta.view(p, -1), tol=tol, max_iter=max_iter, precondition=pre
+    )
+    if polish and X.dtype != torch.float64:
+        fine = problem.with_features(X.to(dev, torch.float64))
+        first = res
+        pre = fine.preconditioner() if precondition else None
+        res = minimize_lbfgs(fine.fg, res.x.double(), tol=tol, max_iter=max_iter, precondition=pre)
+        res.n_iter += first.n_iter
+        res.n_fev += first.n_fev
+    return res
