@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 from probes.errors import ProbeConfigError
 
@@ -18,6 +19,13 @@ class TrainConfig:
     `shared_order=True` gives all seeds one minibatch order (and one training subset per mask):
     the probes of a site then read each row once per step for all seeds, at the price of seeds
     that differ only in initialisation and dropout. Holmes draws an order per seed (the default).
+
+    `threads`: worker threads that share the training blocks and evaluation chunks on the CPU,
+    each with one intra-op thread (robust beside other busy processes; see `probes.workers`);
+    the caller's torch setting is restored afterwards and results do not depend on it.
+    `compute="bfloat16"` runs the training GEMMs in bfloat16 (inputs and a per-step copy of the
+    weights; softmax, gradient accumulation, AdamW and evaluation stay float32): faster where
+    the CPU has bfloat16 instructions, at slightly different numbers.
     """
 
     epochs: int = 20  # Holmes (Waldis et al. 2024) App. A.2: 20 epochs
@@ -33,6 +41,8 @@ class TrainConfig:
     shared_order: bool = False  # Holmes App. A.2: seeds [0..4] each with its own order
     order_seed: int = 0  # the one order's seed when shared_order=True
     eval_batch: int = 4096  # items per evaluation chunk (memory, not results)
+    threads: int | None = None  # CPU worker threads (None: torch.get_num_threads()); not results
+    compute: Literal["float32", "bfloat16"] = "float32"  # dtype of the training GEMMs (opt-in)
 
     def __post_init__(self) -> None:
         checks = {
@@ -46,6 +56,8 @@ class TrainConfig:
             "eps": self.eps > 0,
             "select_by": self.select_by in SELECT_CHOICES,
             "eval_batch": self.eval_batch >= 1,
+            "threads": self.threads is None or self.threads >= 1,
+            "compute": self.compute in ("float32", "bfloat16"),
         }
         for name, ok in checks.items():
             if not ok:

@@ -2,11 +2,12 @@
 
 Training layout: every tensor is `[mask, seed, site, variant, *per-probe shape]`, weights stored
 output-major (`[out, in]`, as `nn.Linear`) and activations feature-major (`[out, batch]`), the
-faster orientation for these skinny GEMMs. A step's active masks are a leading slice. The
-variants of a (mask, seed, site) read the same input rows, so their first layer is one GEMM:
-`[variants * out, dim] @ [dim, batch]` per (mask, seed, site), all of them in one batched
-matmul. Each output row is its own dot product and bias and AdamW are elementwise, so fusing
-changes no probe's numbers.
+faster orientation for these skinny GEMMs. Training works in blocks of one (mask, seed): its
+slice `[site, variant, ...]` is contiguous. The variants of a (mask, seed, site) read the same
+input rows, so their first layer is one GEMM: `[variants * out, dim] @ [dim, batch]` per site,
+all sites of the block in one batched matmul. Each output row is its own dot product and bias
+and AdamW are elementwise, so fusing changes no probe's numbers. `compute` is the dtype of the
+training GEMMs (bfloat16 opt-in: weights cast per step, gradients accumulated in float32).
 """
 
 from __future__ import annotations
@@ -71,25 +72,27 @@ class BatchedProbes:
         return out
 
     @staticmethod
-    def fused(t: Tensor, active: int) -> Tensor:
-        """A training-layout tensor's first `active` masks as `[group, variant * out, ...]`
-        (a view: group = mask x seed x site, the variants stacked along the output)."""
-        t = t[:active]
-        return t.view(-1, t.shape[3] * t.shape[4], *t.shape[5:])
+    def fused(t: Tensor, m: int, s: int) -> Tensor:
+        """A training-layout tensor's (mask m, seed s) block as `[site, variant * out, ...]`
+        (a view: the variants stacked along the output)."""
+        t = t[m, s]
+        return t.view(t.shape[0], t.shape[1] * t.shape[2], *t.shape[3:])
 
     @staticmethod
-    def per_probe(t: Tensor, active: int) -> Tensor:
-        """A training-layout tensor's first `active` masks as `[probe, out, ...]` (a view)."""
-        t = t[:active]
-        return t.view(-1, *t.shape[4:])
+    def per_probe(t: Tensor, m: int, s: int) -> Tensor:
+        """A training-layout tensor's (mask m, seed s) block as `[site * variant, out, ...]`."""
+        t = t[m, s]
+        return t.view(t.shape[0] * t.shape[1], *t.shape[2:])
 
-    def forward(self, active: int, x: Tensor) -> Tensor:
-        """Training logits `[group, variant * out, batch]` of the first `active` masks, from
-        inputs `x [group, batch, dim]` (group = mask x seed x site)."""
+    def forward(
+        self, m: int, s: int, x: Float[Tensor, "site batch dim"]
+    ) -> tuple[Tensor, list[Tensor]]:
+        """Training logits `[site, variant * out, batch]` of block (m, s) from its inputs, and
+        what `backward` needs."""
         raise NotImplementedError
 
-    def backward(self, active: int, x: Tensor, dlogits: Tensor) -> None:
-        """Write the gradients of the first `active` masks into `self.grads`."""
+    def backward(self, m: int, s: int, x: Tensor, cache: list[Tensor], dlogits: Tensor) -> None:
+        """Write the gradients of block (m, s) into `self.grads`."""
         raise NotImplementedError
 
     def logits(
@@ -114,13 +117,22 @@ class LinearProbes(BatchedProbes):
         self.specs = {"coef": ParamSpec((out, dim), dim), "intercept": ParamSpec((out,), dim)}
         super().__init__(layout)
 
-    def forward(self, active: int, x: Tensor) -> Tensor:
-        w, b = self.fused(self.params["coef"], active), self.fused(self.params["intercept"], active)
-        return torch.baddbmm(b[..., None], w, x.transpose(1, 2))
+    def forward(
+        self, m: int, s: int, x: Float[Tensor, "site batch dim"]
+    ) -> tuple[Tensor, list[Tensor]]:
+        w, b = self.fused(self.params["coef"], m, s), self.fused(self.params["intercept"], m, s)
+        if x.dtype != w.dtype:
+            logits = torch.bmm(w.to(x.dtype), x.transpose(1, 2)).float().add_(b[..., None])
+            return logits, []
+        return torch.baddbmm(b[..., None], w, x.transpose(1, 2)), []
 
-    def backward(self, active: int, x: Tensor, dlogits: Tensor) -> None:
-        torch.bmm(dlogits, x, out=self.fused(self.grads["coef"], active))
-        torch.sum(dlogits, dim=2, out=self.fused(self.grads["intercept"], active))
+    def backward(self, m: int, s: int, x: Tensor, cache: list[Tensor], dlogits: Tensor) -> None:
+        grad_w = self.fused(self.grads["coef"], m, s)
+        if x.dtype != grad_w.dtype:
+            grad_w.copy_(torch.bmm(dlogits.to(x.dtype), x))
+        else:
+            torch.bmm(dlogits, x, out=grad_w)
+        torch.sum(dlogits, dim=2, out=self.fused(self.grads["intercept"], m, s))
 
     def logits(
         self, tensors: dict[str, Tensor], xs: Float[Tensor, "site item dim"]
@@ -141,27 +153,36 @@ class MLPProbes(BatchedProbes):
         }
         self.hidden = hidden
         super().__init__(layout)
-        self._h = torch.empty(0)
 
-    def forward(self, active: int, x: Tensor) -> Tensor:
+    def forward(
+        self, m: int, s: int, x: Float[Tensor, "site batch dim"]
+    ) -> tuple[Tensor, list[Tensor]]:
         p = self.params
-        w1, b1 = self.fused(p["hidden_weight"], active), self.fused(p["hidden_bias"], active)
-        hid = torch.baddbmm(b1[..., None], w1, x.transpose(1, 2)).relu_()  # [g, V*H, batch]
-        self._h = hid.view(-1, self.hidden, x.shape[1])  # [g*V, H, batch]
-        w2, b2 = self.per_probe(p["coef"], active), self.per_probe(p["intercept"], active)
-        out = torch.baddbmm(b2[..., None], w2, self._h)  # [g*V, C, batch]
-        return out.view(x.shape[0], -1, x.shape[1])
+        w1, b1 = self.fused(p["hidden_weight"], m, s), self.fused(p["hidden_bias"], m, s)
+        if x.dtype != w1.dtype:
+            hid = torch.bmm(w1.to(x.dtype), x.transpose(1, 2)).float().add_(b1[..., None])
+        else:
+            hid = torch.baddbmm(b1[..., None], w1, x.transpose(1, 2))
+        hid = hid.relu_()
+        hid = hid.view(-1, self.hidden, x.shape[1])  # [site*V, H, batch]
+        w2, b2 = self.per_probe(p["coef"], m, s), self.per_probe(p["intercept"], m, s)
+        out = torch.baddbmm(b2[..., None], w2, hid)  # [site*V, C, batch]
+        return out.view(x.shape[0], -1, x.shape[1]), [hid]
 
-    def backward(self, active: int, x: Tensor, dlogits: Tensor) -> None:
-        hid, grads = self._h, self.grads
-        dout = dlogits.view(hid.shape[0], -1, x.shape[1])  # [g*V, C, batch]
-        torch.bmm(dout, hid.transpose(1, 2), out=self.per_probe(grads["coef"], active))
-        torch.sum(dout, dim=2, out=self.per_probe(grads["intercept"], active))
-        w2 = self.per_probe(self.params["coef"], active)
-        dhid = torch.bmm(w2.transpose(1, 2), dout).mul_(hid > 0)  # [g*V, H, batch]
-        dhid = dhid.view(x.shape[0], -1, x.shape[1])  # [g, V*H, batch]
-        torch.bmm(dhid, x, out=self.fused(grads["hidden_weight"], active))
-        torch.sum(dhid, dim=2, out=self.fused(grads["hidden_bias"], active))
+    def backward(self, m: int, s: int, x: Tensor, cache: list[Tensor], dlogits: Tensor) -> None:
+        (hid,), grads = cache, self.grads
+        dout = dlogits.view(hid.shape[0], -1, x.shape[1])  # [site*V, C, batch]
+        torch.bmm(dout, hid.transpose(1, 2), out=self.per_probe(grads["coef"], m, s))
+        torch.sum(dout, dim=2, out=self.per_probe(grads["intercept"], m, s))
+        w2 = self.per_probe(self.params["coef"], m, s)
+        dhid = torch.bmm(w2.transpose(1, 2), dout).mul_(hid > 0)  # [site*V, H, batch]
+        dhid = dhid.view(x.shape[0], -1, x.shape[1])  # [site, V*H, batch]
+        grad_w1 = self.fused(grads["hidden_weight"], m, s)
+        if x.dtype != grad_w1.dtype:
+            grad_w1.copy_(torch.bmm(dhid.to(x.dtype), x))
+        else:
+            torch.bmm(dhid, x, out=grad_w1)
+        torch.sum(dhid, dim=2, out=self.fused(grads["hidden_bias"], m, s))
 
     def logits(
         self, tensors: dict[str, Tensor], xs: Float[Tensor, "site item dim"]

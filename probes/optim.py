@@ -1,8 +1,9 @@
-"""AdamW over the masks of a grid: one step count and learning rate per mask.
+"""AdamW over the blocks of a grid: one (mask, seed) slice of every parameter at a time.
 
-Masks run different numbers of steps, so each mask's slice of every parameter is its own
-AdamW problem; all of them share torch's functional (fused where supported) AdamW kernel, which
-is elementwise, so a probe's update is the same whatever else is in the batch.
+Masks run different numbers of steps, so each mask's slice is its own AdamW problem with its own
+step count and learning rate; each (mask, seed) block keeps its own step counter, so blocks can
+be updated by different worker threads. All share torch's functional (fused where supported)
+AdamW kernel, which is elementwise, so a probe's update is the same whatever else is in the grid.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from probes.config import TrainConfig
 
 
 class MaskedAdamW:
-    """AdamW state for `params` (training-layout tensors whose first axis is the mask)."""
+    """AdamW state for `params` (training-layout tensors `[mask, seed, ...]`)."""
 
     def __init__(
         self,
@@ -30,33 +31,33 @@ class MaskedAdamW:
         self.exp_avg_sq = [torch.zeros_like(p) for p in params]
         device = params[0].device
         self.fused = True if device.type in ("cpu", "cuda") else None
-        n_masks = params[0].shape[0]
+        n_masks, n_seeds = params[0].shape[:2]
         self.state_steps = [
-            [torch.zeros((), dtype=torch.float32, device=device) for _ in params]
+            [
+                [torch.zeros((), dtype=torch.float32, device=device) for _ in params]
+                for _ in range(n_seeds)
+            ]
             for _ in range(n_masks)
         ]
         self.total = [config.epochs * s for s in steps_per_epoch]
-        self.taken = [0] * n_masks
 
-    def step(self, active: int) -> None:
-        """One update of the first `active` masks (their gradients are in `grads`)."""
+    def step(self, m: int, s: int, taken: int) -> None:
+        """Update block (m, s) from its gradients in `grads`; `taken`: the mask's updates so far
+        (its place in the learning-rate schedule)."""
         c = self.config
-        for m in range(active):
-            lr = c.lr * c.lr_factor(self.taken[m], self.total[m])
-            adamw(
-                [p[m] for p in self.params],
-                [g[m] for g in self.grads],
-                [e[m] for e in self.exp_avg],
-                [e[m] for e in self.exp_avg_sq],
-                [],
-                self.state_steps[m],
-                fused=self.fused,
-                amsgrad=False,
-                beta1=c.betas[0],
-                beta2=c.betas[1],
-                lr=lr,
-                weight_decay=c.weight_decay,
-                eps=c.eps,
-                maximize=False,
-            )
-            self.taken[m] += 1
+        adamw(
+            [p[m, s] for p in self.params],
+            [g[m, s] for g in self.grads],
+            [e[m, s] for e in self.exp_avg],
+            [e[m, s] for e in self.exp_avg_sq],
+            [],
+            self.state_steps[m][s],
+            fused=self.fused,
+            amsgrad=False,
+            beta1=c.betas[0],
+            beta2=c.betas[1],
+            lr=c.lr * c.lr_factor(taken, self.total[m]),
+            weight_decay=c.weight_decay,
+            eps=c.eps,
+            maximize=False,
+        )

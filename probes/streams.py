@@ -88,7 +88,8 @@ class RowStreams:
 
 
 class DropoutStreams:
-    """Inverted-dropout keep masks per (mask, seed), drawn on the device, reused buffer."""
+    """Inverted-dropout keep masks per (mask, seed), each from its own keyed generator, into
+    one reused buffer per (mask, seed) (so blocks can draw on different threads)."""
 
     def __init__(
         self,
@@ -105,14 +106,12 @@ class DropoutStreams:
         ]
         self.buffer = torch.ones(len(mask_sizes), len(seeds), batch_size, dim, device=device)
 
-    def step(self, sizes: list[int]) -> Tensor:
-        """Keep masks `[mask, seed, batch, dim]` scaled by 1/(1-p) for the active masks; rows
-        past a batch's end are junk (their loss weight is 0). Per step: left unannotated."""
-        keep = self.buffer[: len(sizes)]
+    def draw(self, m: int, s: int, size: int) -> Tensor:
+        """Keep mask `[batch, dim]` of (mask m, seed s) for its next step, scaled by 1/(1-p);
+        rows past the batch's `size` real rows are junk (their loss weight is 0). Per step:
+        left unannotated."""
+        keep = self.buffer[m, s]
         if self.p == 0:
             return keep
-        dim = keep.shape[-1]
-        for m, size in enumerate(sizes):
-            for s, gen in enumerate(self.generators[m]):
-                torch.rand(size, dim, generator=gen, out=keep[m, s, :size])
+        torch.rand(size, keep.shape[1], generator=self.generators[m][s], out=keep[:size])
         return keep.ge_(self.p).mul_(1.0 / (1.0 - self.p))

@@ -1,16 +1,20 @@
 """The minibatch AdamW grid trainer: every probe of a grid trained in one loop (Holmes protocol).
 
-Per step, the rows of each (mask, order key) are gathered once for all sites; each seed's
-dropout mask multiplies them for all the seed's sites and variants; one batched matmul computes
-the logits of every probe (variants fused along the output axis, see `linear.py`); the gradient
-is written by hand (no autograd) and one fused AdamW step updates every probe. Masks run their
-own number of steps per epoch: the masks still running at step t are a prefix of the mask axis.
+The work is cut into blocks, one per (mask, order key): per step, a block gathers its batch's
+rows once for all sites; each of its seeds' dropout mask multiplies them for all the seed's
+sites and variants; one batched matmul computes the logits of the seed's probes (variants fused
+along the output axis, see `linear.py`); the gradient is written by hand (no autograd) and one
+fused AdamW step updates them. Blocks are independent, so the worker threads (`workers.py`)
+take them `STEP_CHUNK` steps at a time, each with one intra-op thread; masks run their own
+number of steps per epoch. Results do not depend on the number of threads.
 
 Every random draw is keyed by the probe's identity (`streams.py`), so each probe's outcome equals
 training it alone (a one-probe grid) with the same seed, up to float reassociation.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 import torch
@@ -39,6 +43,9 @@ from probes.optim import MaskedAdamW
 from probes.results import ProbeResults, codelength_frame, metrics_frame
 from probes.splits import DEV, TRAIN, Splits, split_codes
 from probes.streams import DropoutStreams, RowStreams
+from probes.workers import WorkerPool, worker_pool
+
+STEP_CHUNK = 16  # steps a worker runs on one block before the next hand-out (not results)
 
 
 def fit_probes(
@@ -87,8 +94,9 @@ def fit_probes(
     sweep = _Sweep(feats, codes, target, ids, layout, head, select_by, grid, config, dev)
     explicit = grid.explicit_masks
     warn_absent_classes(target, codes, None if explicit is None else per_seed(explicit))
-    sweep.run(progress)
-    return sweep.results()
+    with worker_pool(config.threads if dev.type == "cpu" else 1) as pool:
+        sweep.run(progress, pool)
+        return sweep.results(pool)
 
 
 class _Sweep:
@@ -132,16 +140,18 @@ class _Sweep:
             self.plan.dev,
         )
         self.codes, self.target = codes, target
+        compute = torch.bfloat16 if config.compute == "bfloat16" else torch.float32
+        n_sites, batch = layout.shape[2], config.batch_size
+        self.inputs = [
+            [torch.empty(n_sites, batch, dim, dtype=compute, device=device) for _ in layout.seeds]
+            for _ in self.plan.sizes
+        ]
 
-    def run(self, progress: bool) -> None:
-        """All epochs: training steps, then the dev selection of each epoch."""
-        _, n_seeds, n_sites, n_var = self.layout.shape
-        b = self.config.batch_size
-        n_items, _, dim = self.x.shape
-        flat = self.x.view(n_items, n_sites * dim)
-        inputs = torch.empty(*self.layout.shape[:3], b, dim, device=self.x.device)
+    def run(self, progress: bool, pool: WorkerPool) -> None:
+        """All epochs: training steps block by block, then the dev selection of each epoch."""
+        n_seeds = self.layout.shape[1]
         names = list(self.probes.params)
-        opt = MaskedAdamW(
+        self.opt = MaskedAdamW(
             [self.probes.params[n] for n in names],
             [self.probes.grads[n] for n in names],
             self.streams.steps,
@@ -149,27 +159,52 @@ class _Sweep:
         )
         seed_ix = torch.arange(n_seeds, device=self.x.device)[None, :, None]
         by_item = self.targets.movedim(2, 0)  # [item, seed, variant, *label]
+        streams = self.streams.n_streams
+        blocks = [(m, r) for m in range(len(self.plan.sizes)) for r in range(streams)]
         epochs = tqdm(range(self.config.epochs), disable=not progress, desc="probes", unit="epoch")
         for epoch in epochs:
             rows, weight = self.streams.epoch()
-            expanded = rows.expand(-1, n_seeds, -1)
+            expanded = rows.expand(-1, n_seeds, -1) if streams == 1 else rows
             targets = self.head.encode(by_item[expanded, seed_ix])  # [mask, seed, row, var, out]
             targets = targets.movedim(2, -1).contiguous()  # [mask, seed, var, out, row]
-            for step in range(self.streams.steps[0]):
-                active = self.streams.active(step)
-                part = slice(step * b, (step + 1) * b)
-                r = rows[:active, :, part]
-                gathered = flat.index_select(0, r.reshape(-1))
-                gathered = gathered.view(active, r.shape[1], b, n_sites, dim).transpose(2, 3)
-                keep = self.dropout.step(self.streams.batch_sizes(step, active))
-                x = torch.mul(gathered, keep[:, :, None], out=inputs[:active]).view(-1, b, dim)
-                logits = self.probes.forward(active, x)  # [group, variant * out, batch]
-                shaped = logits.view(active, n_seeds, n_sites, n_var, -1, b)
-                w = weight[:active, :, None, None, None, part]
-                grad = self.head.grad(shaped, targets[:active, :, None, ..., part], w)
-                self.probes.backward(active, x, grad.view(logits.shape))
-                opt.step(active)
-            self.probes.keep_best(self.evaluator.select(epoch))
+            for start in range(0, self.streams.steps[0], STEP_CHUNK):
+                live = [(m, r) for m, r in blocks if self.streams.steps[m] > start]
+                work = partial(
+                    self._steps, epoch=epoch, start=start, rows=rows, weight=weight, targets=targets
+                )
+                pool.map(work, live)
+            self.probes.keep_best(self.evaluator.select(epoch, pool))
+
+    def _steps(
+        self,
+        block: tuple[int, int],
+        epoch: int,
+        start: int,
+        rows: Tensor,
+        weight: Tensor,
+        targets: Tensor,
+    ) -> None:
+        """Steps `start..start + STEP_CHUNK` of mask m for the seeds of order stream r: gather
+        the batch once, then per seed dropout, logits, gradient and AdamW. Per step: left
+        unannotated."""
+        m, r = block
+        n_sites, n_var = self.layout.shape[2:]
+        b, n, dim = self.config.batch_size, self.plan.sizes[m], self.x.shape[2]
+        flat = self.x.view(self.x.shape[0], n_sites * dim)
+        seeds = range(self.layout.shape[1]) if self.streams.n_streams == 1 else (r,)
+        steps = self.streams.steps[m]
+        for step in range(start, min(start + STEP_CHUNK, steps)):
+            part = slice(step * b, (step + 1) * b)
+            gathered = flat.index_select(0, rows[m, r, part]).view(b, n_sites, dim)
+            gathered = gathered.transpose(0, 1)  # [site, batch, dim]
+            for s in seeds:
+                keep = self.dropout.draw(m, s, min(b, n - step * b))
+                x = torch.mul(gathered, keep, out=self.inputs[m][s])
+                logits, cache = self.probes.forward(m, s, x)  # [site, variant * out, batch]
+                shaped = logits.view(n_sites, n_var, -1, b)
+                grad = self.head.grad(shaped, targets[m, s, ..., part], weight[m, r, part])
+                self.probes.backward(m, s, x, cache, grad.view(logits.shape))
+                self.opt.step(m, s, epoch * steps + step)
 
     def train_members(self) -> Tensor:
         """`[probe, item]`: whether an item is in the probe's training mask."""
@@ -177,10 +212,11 @@ class _Sweep:
         members = self.plan.train_membership(self.x.shape[0], n_seeds, self.config.shared_order)
         return self.layout.per_probe(members).to(self.x.device)
 
-    def results(self) -> ProbeResults:
+    def results(self, pool: WorkerPool) -> ProbeResults:
         """Final evaluation with each probe's best-epoch parameters."""
         blocks = self.grid.mdl_blocks
-        scores, bits = self.evaluator.final(self.train_members(), with_bits=blocks is not None)
+        members = self.train_members()
+        scores, bits = self.evaluator.final(members, with_bits=blocks is not None, pool=pool)
         frame = self.layout.frame().with_columns(best_epoch=self.evaluator.best_epoch.cpu().numpy())
         codelengths = None
         if blocks is not None and bits is not None and self.plan.orders is not None:

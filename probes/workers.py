@@ -32,8 +32,9 @@ class WorkerPool:
     """Maps a function over independent blocks on the pool's threads (in order, results in
     the blocks' order)."""
 
-    def __init__(self, executor: ThreadPoolExecutor | None) -> None:
+    def __init__(self, executor: ThreadPoolExecutor | None, workers: int) -> None:
         self.executor = executor
+        self.workers = workers
 
     def map(self, fn: Callable[[T], R], blocks: Iterable[T]) -> list[R]:
         """`[fn(b) for b in blocks]`, computed by the workers."""
@@ -59,7 +60,7 @@ def worker_pool(threads: int | None) -> Iterator[WorkerPool]:
     torch.set_num_threads(1)
     executor = ThreadPoolExecutor(n, thread_name_prefix="probes") if n > 1 else None
     try:
-        yield WorkerPool(executor)
+        yield WorkerPool(executor, n)
     finally:
         if executor is not None:
             executor.shutdown(wait=True)

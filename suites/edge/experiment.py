@@ -9,8 +9,10 @@ acc_original (Tables 3–4), pretrained vs random on the Mem-Exact-filtered set 
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -108,12 +110,16 @@ def score_subject(
     config: EdgeConfig,
     *,
     store: str | Path | None = None,
+    store_dtype: torch.dtype | None = None,
     progress: bool = True,
 ) -> pl.DataFrame:
-    """Fit the grid on `subject`'s features; score every probe on original and filtered tests."""
-    feats = task_features(subject, task, sites, store=store, progress=progress)
-    if config.pair_pooling == "mean":
-        feats = _pair_mean(feats, subject.dim)
+    """Fit the grid on `subject`'s features; score every probe on original and filtered tests.
+
+    Features stay in `store_dtype` (default float32) until a minibatch needs them."""
+    reduce = partial(_pair_mean, dim=subject.dim) if config.pair_pooling == "mean" else None
+    feats = task_features(
+        subject, task, sites, store=store, store_dtype=store_dtype, reduce=reduce, progress=progress
+    )
     run = probe_task(
         subject,
         task,
@@ -125,6 +131,7 @@ def score_subject(
     )
     test_rows = torch.nonzero(task.splits == 2).squeeze(1)
     predictions = run.results.predict(feats[test_rows])
+    del feats  # one subject's features at a time (see run_edge)
     truth = task.targets[test_rows]
     subsets = {ORIGINAL: torch.ones(len(test_rows), dtype=torch.bool)}
     subsets |= {h: ~torch.tensor(marked_test[h].to_list()) for h in HEURISTICS}
@@ -183,9 +190,14 @@ def run_edge(
     config: EdgeConfig | None = None,
     *,
     store: str | Path | None = None,
+    store_dtype: torch.dtype | None = None,
     progress: bool = True,
 ) -> EdgeResults:
-    """Heuristics of the data, then every subject's probes on original and filtered test sets."""
+    """Heuristics of the data, then every subject's probes on original and filtered test sets.
+
+    Subjects run one after the other, and a subject's features are freed (a garbage
+    collection included, for reference cycles a backend may leave) before the next subject's
+    extraction, so memory holds one subject's features at a time."""
     config = config or EdgeConfig()
     task = prepare(train, test, config)
     train_part = task.with_frame(task.frame.filter(pl.col("split") != "test"))
@@ -194,12 +206,21 @@ def run_edge(
         train_part, test_part, seed=config.heuristic_seed, legacy_keys=config.legacy_keys
     )
     table = accuracy_table(marked).with_columns(task=pl.lit(task.name))
-    scores = pl.concat(
-        score_subject(s, task, marked, sites, config, store=store, progress=progress).with_columns(
-            task=pl.lit(task.name)
+    tables = []
+    for subject in subjects:
+        table = score_subject(
+            subject,
+            task,
+            marked,
+            sites,
+            config,
+            store=store,
+            store_dtype=store_dtype,
+            progress=progress,
         )
-        for s in subjects
-    )
+        tables.append(table.with_columns(task=pl.lit(task.name)))
+        gc.collect()
+    scores = pl.concat(tables)
     meta = {"task": task.name, "items": task.frame.height, "config": config.__dict__}
     return EdgeResults(table, scores, meta)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import polars as pl
 import pytest
@@ -203,3 +205,47 @@ def test_half_precision_features_train_as_their_float32_values(synthetic: Synthe
     )
     assert torch.equal(a.coef_, b.coef_)
     assert a.table().equals(b.table())
+
+
+def test_results_do_not_depend_on_the_worker_threads(synthetic: Synthetic) -> None:
+    splits = random_splits(synthetic.feats.shape[0])
+    grid = ProbeGrid(seeds=[0, 1, 2], control=True, train_fractions=(1.0, 0.5))
+    before = torch.get_num_threads()
+    runs = [
+        fit_probes(
+            synthetic.feats,
+            synthetic.labels,
+            splits,
+            grid,
+            replace(CONFIG, threads=threads),
+            keys=synthetic.keys,
+            progress=False,
+        )
+        for threads in (1, 3)
+    ]
+    assert torch.get_num_threads() == before  # the caller's setting is restored
+    for name, tensor in runs[0].weights.items():
+        assert torch.equal(tensor, runs[1].weights[name])
+    assert runs[0].table().equals(runs[1].table())
+
+
+def test_bfloat16_compute_trains_close_to_float32(synthetic: Synthetic) -> None:
+    splits = random_splits(synthetic.feats.shape[0])
+    grid, config = ProbeGrid(seeds=[0, 1], kind="linear"), TrainConfig(epochs=10, lr=1e-2)
+    runs = {
+        compute: fit_probes(
+            synthetic.feats,
+            synthetic.labels,
+            splits,
+            grid,
+            replace(config, compute=compute),
+            progress=False,
+        )
+        for compute in ("float32", "bfloat16")
+    }
+    acc = {
+        c: r.table().filter(split="test", metric="accuracy").sort("site", "seed")["value"]
+        for c, r in runs.items()
+    }
+    assert (acc["float32"] - acc["bfloat16"]).abs().max() <= 0.05
+    assert not torch.equal(runs["float32"].coef_, runs["bfloat16"].coef_)  # it ran in bfloat16
