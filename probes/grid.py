@@ -98,6 +98,11 @@ class ProbeGrid:
         return self.train_masks if isinstance(self.train_masks, Tensor) else None
 
     @property
+    def explicit_dev_masks(self) -> Tensor | None:
+        """The explicit dev masks (same shape as the train masks), or None."""
+        return self.dev_masks if isinstance(self.dev_masks, Tensor) else None
+
+    @property
     def variants(self) -> tuple[str, ...]:
         """The label variants trained at every (site, seed, mask)."""
         return tuple(v for v, on in zip(VARIANTS, (self.task, self.control)) if on)

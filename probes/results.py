@@ -14,7 +14,7 @@ from pathlib import Path
 
 import polars as pl
 import torch
-from jaxtyping import Float, Shaped
+from jaxtyping import Float, Int, Shaped
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 from torch import Tensor
@@ -55,14 +55,20 @@ class ProbeResults:
         """Output-layer biases `[P, C]`."""
         return self.weights["intercept"]
 
-    def logits(self, feats: Float[Tensor, "item site dim"]) -> Float[Tensor, "probe item out"]:
-        """Every probe's outputs on `feats` (the site axis the probes were trained on)."""
+    def logits(
+        self, feats: Float[Tensor, "item site dim"], rows: Int[Tensor, " row"] | None = None
+    ) -> Float[Tensor, "probe row out"]:
+        """Every probe's outputs on `feats` (the site axis the probes were trained on), or on
+        its `rows` only (read one site at a time: no copy of those rows' features)."""
         w = {n: t.to(feats.device) for n, t in self.weights.items()}
         sites = torch.tensor(self.probes.sort("probe")["site"].to_list())
-        out = torch.empty(len(sites), feats.shape[0], w["coef"].shape[-1], device=feats.device)
+        n = feats.shape[0] if rows is None else rows.shape[0]
+        index = None if rows is None else rows.to(feats.device)
+        out = torch.empty(len(sites), n, w["coef"].shape[-1], device=feats.device)
         for site in sites.unique().tolist():
             at = (sites == site).nonzero().flatten().to(feats.device)
-            x = feats[:, site].float()
+            x = feats[:, site] if index is None else feats[:, site].index_select(0, index)
+            x = x.float()
             if "hidden_weight" in w:
                 hid = torch.einsum("nd,pdh->pnh", x, w["hidden_weight"][at])
                 x_p = (hid + w["hidden_bias"][at, None]).relu_()
@@ -72,9 +78,12 @@ class ProbeResults:
                 out[at] = logits + w["intercept"][at, None]
         return out
 
-    def predict(self, feats: Float[Tensor, "item site dim"]) -> Shaped[Tensor, " probe item *o"]:
-        """Predictions of every probe: class ids, 0/1 label rows (bool), or values."""
-        logits = self.logits(feats)
+    def predict(
+        self, feats: Float[Tensor, "item site dim"], rows: Int[Tensor, " row"] | None = None
+    ) -> Shaped[Tensor, " probe row *o"]:
+        """Predictions of every probe (on `feats`, or its `rows`): class ids, 0/1 label rows
+        (bool), or values."""
+        logits = self.logits(feats, rows)
         return make_head(self.head, logits.shape[-1]).predict(logits)
 
     def table(self) -> pl.DataFrame:

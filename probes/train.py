@@ -121,7 +121,12 @@ class _Sweep:
         self.targets = _variant_targets(target, ids, layout).to(device)
         keys = [config.order_seed] if config.shared_order else list(layout.seeds)
         self.plan = plan_masks(
-            grid.explicit_masks, grid.dev_masks, layout.masks, codes, keys, len(layout.seeds)
+            grid.explicit_masks,
+            grid.explicit_dev_masks,
+            layout.masks,
+            codes,
+            keys,
+            len(layout.seeds),
         )
         self.streams = RowStreams(self.plan.members, keys, config.batch_size, device)
         self.dropout = DropoutStreams(

@@ -8,6 +8,9 @@ their work into many independent blocks (row blocks of a feature block, groups o
 worker slowed by another process simply takes fewer blocks, and nothing waits on it except at
 the end of a whole evaluation. Blocks are fixed by the data, not by the number of workers, and
 their partial results are combined in a fixed order, so results do not depend on `threads`.
+(A step with fewer blocks than workers runs them one by one with `threads` intra-op threads, so
+a lone block still uses every core; there, as in any torch code, a kernel may round differently
+with another thread count.)
 
 `threads=None` takes torch's current setting (`torch.get_num_threads()`). Inside a fit, torch's
 intra-op threads are set to 1 and the caller's setting is restored afterwards.
@@ -37,10 +40,19 @@ class WorkerPool:
         self.workers = workers
 
     def map(self, fn: Callable[[T], R], blocks: Iterable[T]) -> list[R]:
-        """`[fn(b) for b in blocks]`, computed by the workers."""
+        """`[fn(b) for b in blocks]`, computed by the workers; with fewer blocks than workers,
+        one after the other on the calling thread with `workers` intra-op threads instead (so
+        a lone block still uses every core)."""
+        chosen = list(blocks)
         if self.executor is None:
-            return [fn(b) for b in blocks]
-        return list(self.executor.map(fn, blocks))
+            return [fn(b) for b in chosen]
+        if len(chosen) < self.workers:
+            torch.set_num_threads(self.workers)
+            try:
+                return [fn(b) for b in chosen]
+            finally:
+                torch.set_num_threads(1)
+        return list(self.executor.map(fn, chosen))
 
 
 def resolve_threads(threads: int | None) -> int:

@@ -9,7 +9,6 @@ acc_original (Tables 3–4), pretrained vs random on the Mem-Exact-filtered set 
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -23,7 +22,7 @@ from torch import Tensor
 from internals import Site, Subject
 from probes import ProbeGrid, TrainConfig, classification_metrics, multilabel_metrics
 from suites.edge.heuristics import HEURISTICS, accuracy_table, classify
-from suites.probing import probe_task, task_features
+from suites.probing import probe_task, release_memory, task_features
 from suites.tasks import Task
 
 ORIGINAL = "original"
@@ -130,7 +129,7 @@ def score_subject(
         progress=progress,
     )
     test_rows = torch.nonzero(task.splits == 2).squeeze(1)
-    predictions = run.results.predict(feats[test_rows])
+    predictions = run.results.predict(feats, test_rows)
     del feats  # one subject's features at a time (see run_edge)
     truth = task.targets[test_rows]
     subsets = {ORIGINAL: torch.ones(len(test_rows), dtype=torch.bool)}
@@ -219,7 +218,7 @@ def run_edge(
             progress=progress,
         )
         tables.append(table.with_columns(task=pl.lit(task.name)))
-        gc.collect()
+        release_memory()
     scores = pl.concat(tables)
     meta = {"task": task.name, "items": task.frame.height, "config": config.__dict__}
     return EdgeResults(table, scores, meta)

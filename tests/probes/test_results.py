@@ -112,3 +112,22 @@ def test_random_splits_counts_and_codes() -> None:
     assert torch.equal(again.codes(), splits.codes())
     assert torch.equal(random_splits(1000, seed=3).codes(), splits.codes())
     assert not torch.equal(random_splits(1000, seed=4).codes(), splits.codes())
+
+
+def test_logits_of_some_rows_equal_those_rows_of_all(synthetic: Synthetic) -> None:
+    res = fit_probes(
+        synthetic.feats,
+        synthetic.labels,
+        random_splits(240),
+        ProbeGrid(seeds=[0, 1], control=True),
+        FAST,
+        keys=synthetic.keys,
+        progress=False,
+    )
+    rows = torch.tensor([5, 0, 17, 200])
+    torch.testing.assert_close(
+        res.logits(synthetic.feats, rows), res.logits(synthetic.feats)[:, rows]
+    )
+    assert torch.equal(
+        res.predict(synthetic.feats.half(), rows), res.predict(synthetic.feats.half())[:, rows]
+    )
