@@ -16,9 +16,9 @@ SELECT_CHOICES = (None, "loss", "accuracy", "macro_f1", "micro_f1", "mcc", "pear
 class TrainConfig:
     """How every probe of a grid is trained; the same for all probes.
 
-    `shared_order=True` gives all seeds one minibatch order (and one training subset per mask):
-    the probes of a site then read each row once per step for all seeds, at the price of seeds
-    that differ only in initialisation and dropout. Holmes draws an order per seed (the default).
+    `shared_order=True` gives all seeds one minibatch order (and one training subset per mask),
+    so seeds differ only in initialisation and dropout. Holmes draws an order per seed (the
+    default).
 
     `threads`: worker threads that share the training blocks and evaluation chunks on the CPU,
     each with one intra-op thread (robust beside other busy processes; see `probes.workers`);

@@ -1,10 +1,10 @@
 """The minibatch AdamW grid trainer: every probe of a grid trained in one loop (Holmes protocol).
 
-The work is cut into blocks, one per (mask, order key): per step, a block gathers its batch's
-rows once for all sites; each of its seeds' dropout mask multiplies them for all the seed's
-sites and variants; one batched matmul computes the logits of the seed's probes (variants fused
-along the output axis, see `linear.py`); the gradient is written by hand (no autograd) and one
-fused AdamW step updates them. Blocks are independent, so the worker threads (`workers.py`)
+The work is cut into blocks, one per (mask, seed): per step, a block gathers its batch's rows
+for all sites; the seed's dropout mask multiplies them for all its sites and variants; one
+batched matmul computes the logits of the block's probes (variants fused along the output axis,
+see `linear.py`); the gradient is written by hand (no autograd) and one fused AdamW step updates
+them (with `shared_order`, the seeds of a mask gather the same rows). Blocks are independent, so the worker threads (`workers.py`)
 take them `STEP_CHUNK` steps at a time, each with one intra-op thread; masks run their own
 number of steps per epoch. Results do not depend on the number of threads.
 
@@ -165,7 +165,7 @@ class _Sweep:
         seed_ix = torch.arange(n_seeds, device=self.x.device)[None, :, None]
         by_item = self.targets.movedim(2, 0)  # [item, seed, variant, *label]
         streams = self.streams.n_streams
-        blocks = [(m, r) for m in range(len(self.plan.sizes)) for r in range(streams)]
+        blocks = [(m, s) for m in range(len(self.plan.sizes)) for s in range(n_seeds)]
         epochs = tqdm(range(self.config.epochs), disable=not progress, desc="probes", unit="epoch")
         for epoch in epochs:
             rows, weight = self.streams.epoch()
@@ -189,27 +189,24 @@ class _Sweep:
         weight: Tensor,
         targets: Tensor,
     ) -> None:
-        """Steps `start..start + STEP_CHUNK` of mask m for the seeds of order stream r: gather
-        the batch once, then per seed dropout, logits, gradient and AdamW. Per step: left
-        unannotated."""
-        m, r = block
+        """Steps `start..start + STEP_CHUNK` of mask m and seed s: gather the batch for all
+        sites, dropout, logits, gradient and AdamW. Per step: left unannotated."""
+        m, s = block
+        r = 0 if self.streams.n_streams == 1 else s  # the seed's order stream
         n_sites, n_var = self.layout.shape[2:]
         b, n, dim = self.config.batch_size, self.plan.sizes[m], self.x.shape[2]
         flat = self.x.view(self.x.shape[0], n_sites * dim)
-        seeds = range(self.layout.shape[1]) if self.streams.n_streams == 1 else (r,)
         steps = self.streams.steps[m]
         for step in range(start, min(start + STEP_CHUNK, steps)):
             part = slice(step * b, (step + 1) * b)
             gathered = flat.index_select(0, rows[m, r, part]).view(b, n_sites, dim)
-            gathered = gathered.transpose(0, 1)  # [site, batch, dim]
-            for s in seeds:
-                keep = self.dropout.draw(m, s, min(b, n - step * b))
-                x = torch.mul(gathered, keep, out=self.inputs[m][s])
-                logits, cache = self.probes.forward(m, s, x)  # [site, variant * out, batch]
-                shaped = logits.view(n_sites, n_var, -1, b)
-                grad = self.head.grad(shaped, targets[m, s, ..., part], weight[m, r, part])
-                self.probes.backward(m, s, x, cache, grad.view(logits.shape))
-                self.opt.step(m, s, epoch * steps + step)
+            keep = self.dropout.draw(m, s, min(b, n - step * b))
+            x = torch.mul(gathered.transpose(0, 1), keep, out=self.inputs[m][s])
+            logits, cache = self.probes.forward(m, s, x)  # [site, variant * out, batch]
+            shaped = logits.view(n_sites, n_var, -1, b)
+            grad = self.head.grad(shaped, targets[m, s, ..., part], weight[m, r, part])
+            self.probes.backward(m, s, x, cache, grad.view(logits.shape))
+            self.opt.step(m, s, epoch * steps + step)
 
     def train_members(self) -> Tensor:
         """`[probe, item]`: whether an item is in the probe's training mask."""
