@@ -4,9 +4,10 @@ The work is cut into blocks, one per (mask, seed): per step, a block gathers its
 for all sites; the seed's dropout mask multiplies them for all its sites and variants; one
 batched matmul computes the logits of the block's probes (variants fused along the output axis,
 see `linear.py`); the gradient is written by hand (no autograd) and one fused AdamW step updates
-them (with `shared_order`, the seeds of a mask gather the same rows). Blocks are independent, so the worker threads (`workers.py`)
-take them `STEP_CHUNK` steps at a time, each with one intra-op thread; masks run their own
-number of steps per epoch. Results do not depend on the number of threads.
+them (with `shared_order`, the seeds of a mask gather the same rows). Blocks are independent,
+so the worker threads (`workers.py`) take them `STEP_CHUNK` steps at a time, each with one
+intra-op thread; masks run their own number of steps per epoch. Results do not depend on the
+number of threads.
 
 Every random draw is keyed by the probe's identity (`streams.py`), so each probe's outcome equals
 training it alone (a one-probe grid) with the same seed, up to float reassociation.
