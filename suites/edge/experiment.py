@@ -205,9 +205,9 @@ def run_edge(
         train_part, test_part, seed=config.heuristic_seed, legacy_keys=config.legacy_keys
     )
     table = accuracy_table(marked).with_columns(task=pl.lit(task.name))
-    tables = []
+    per_subject = []
     for subject in subjects:
-        table = score_subject(
+        scored = score_subject(
             subject,
             task,
             marked,
@@ -217,9 +217,9 @@ def run_edge(
             store_dtype=store_dtype,
             progress=progress,
         )
-        tables.append(table.with_columns(task=pl.lit(task.name)))
+        per_subject.append(scored.with_columns(task=pl.lit(task.name)))
         release_memory()
-    scores = pl.concat(tables)
+    scores = pl.concat(per_subject)
     meta = {"task": task.name, "items": task.frame.height, "config": config.__dict__}
     return EdgeResults(table, scores, meta)
 
