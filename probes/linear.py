@@ -1,13 +1,15 @@
-"""Batched probe parameters: P linear probes (`coef: [P, D, C]`) or one-hidden-layer MLPs.
+"""Batched probe parameters: P linear probes or one-hidden-layer MLPs.
 
-Training layout: every tensor is `[mask, seed, site, variant, *per-probe shape]`, weights stored
+Training layout: every tensor is `[mask, site, seed, variant, *per-probe shape]`, weights stored
 output-major (`[out, in]`, as `nn.Linear`) and activations feature-major (`[out, batch]`), the
-faster orientation for these skinny GEMMs. Training works in blocks of one (mask, seed): its
-slice `[site, variant, ...]` is contiguous. The variants of a (mask, seed, site) read the same
-input rows, so their first layer is one GEMM: `[variants * out, dim] @ [dim, batch]` per site,
-all sites of the block in one batched matmul. Each output row is its own dot product and bias
-and AdamW are elementwise, so fusing changes no probe's numbers. `compute` is the dtype of the
-training GEMMs (bfloat16 opt-in: weights cast per step, gradients accumulated in float32).
+faster orientation for these skinny GEMMs. Training works in blocks of one mask and a range of
+sites, whose slice `[site, seed, variant, ...]` is contiguous: all seeds of a site in one block.
+The variants of a (mask, site, seed) read the same input rows, so their first layer is one GEMM,
+`[variants * out, dim] @ [dim, batch]`, and all (site, seed) pairs of a block are one batched
+matmul. Each output row is its own dot product and bias and AdamW are elementwise, so fusing
+changes no probe's numbers. The training GEMMs run in the inputs' dtype (bfloat16 opt-in:
+weights cast per step, gradients accumulated into float32). Results (`export`) are in probe
+order (mask, seed, site, variant).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from torch import Tensor
 
 from probes.grid import ProbeLayout
 from probes.streams import keyed_generator
+
+Block = tuple[int, slice]  # (mask, sites): one unit of training work, every seed of those sites
 
 
 @dataclass(frozen=True)
@@ -39,14 +43,14 @@ class BatchedProbes:
 
     def __init__(self, layout: ProbeLayout) -> None:
         self.layout = layout
-        lead = layout.shape
-        self.params = {n: torch.empty(*lead, *sp.shape) for n, sp in self.specs.items()}
+        m, s, t, v = layout.shape
+        self.params = {n: torch.empty(m, t, s, v, *sp.shape) for n, sp in self.specs.items()}
         for i, seed in enumerate(layout.seeds):
             gen = keyed_generator("init", seed)
             for name, spec in self.specs.items():
                 bound = 1 / math.sqrt(spec.fan_in)
                 draw = torch.empty(spec.shape).uniform_(-bound, bound, generator=gen)
-                self.params[name][:, i] = draw
+                self.params[name][:, :, i] = draw
         self.grads = {n: torch.zeros_like(p) for n, p in self.params.items()}
         self.best = {n: p.clone() for n, p in self.params.items()}
 
@@ -59,40 +63,47 @@ class BatchedProbes:
 
     def keep_best(self, improved: Bool[Tensor, "mask seed site variant"]) -> None:
         """Copy the current parameters of the improved probes into the best-epoch copies."""
+        flags = improved.transpose(1, 2)  # training layout [mask, site, seed, variant]
         for name, param in self.params.items():
-            flag = improved.view(*improved.shape, *([1] * len(self.specs[name].shape)))
+            flag = flags.reshape(*flags.shape, *([1] * len(self.specs[name].shape)))
             self.best[name].copy_(torch.where(flag, param, self.best[name]))
+
+    def probe_order(self, t: Tensor) -> Tensor:
+        """A training-layout tensor as `[P, *per-probe shape]` in probe order."""
+        return t.transpose(1, 2).reshape(-1, *t.shape[4:])
 
     def export(self, tensors: dict[str, Tensor]) -> dict[str, Tensor]:
         """Per-probe CPU tensors `[P, ...]` in probe order, weights as `[P, in, out]`."""
         out = {}
         for name, t in tensors.items():
-            flat = t.reshape(-1, *self.specs[name].shape).cpu()
+            flat = self.probe_order(t).cpu()
             out[name] = (flat.transpose(1, 2) if flat.ndim == 3 else flat).contiguous()
         return out
 
     @staticmethod
-    def fused(t: Tensor, m: int, s: int) -> Tensor:
-        """A training-layout tensor's (mask m, seed s) block as `[site, variant * out, ...]`
+    def fused(t: Tensor, block: Block) -> Tensor:
+        """A training-layout tensor's block (mask, sites) as `[site * seed, variant * out, ...]`
         (a view: the variants stacked along the output)."""
-        t = t[m, s]
-        return t.view(t.shape[0], t.shape[1] * t.shape[2], *t.shape[3:])
+        m, sites = block
+        t = t[m, sites]
+        return t.view(t.shape[0] * t.shape[1], t.shape[2] * t.shape[3], *t.shape[4:])
 
     @staticmethod
-    def per_probe(t: Tensor, m: int, s: int) -> Tensor:
-        """A training-layout tensor's (mask m, seed s) block as `[site * variant, out, ...]`."""
-        t = t[m, s]
-        return t.view(t.shape[0] * t.shape[1], *t.shape[2:])
+    def per_probe(t: Tensor, block: Block) -> Tensor:
+        """A training-layout tensor's block as `[site * seed * variant, out, ...]` (a view)."""
+        m, sites = block
+        t = t[m, sites]
+        return t.view(t.shape[0] * t.shape[1] * t.shape[2], *t.shape[3:])
 
     def forward(
-        self, m: int, s: int, x: Float[Tensor, "site batch dim"]
+        self, block: Block, x: Float[Tensor, "group batch dim"]
     ) -> tuple[Tensor, list[Tensor]]:
-        """Training logits `[site, variant * out, batch]` of block (m, s) from its inputs, and
-        what `backward` needs."""
+        """Training logits `[site * seed, variant * out, batch]` of a block from its inputs
+        `[site * seed, batch, dim]`, and what `backward` needs."""
         raise NotImplementedError
 
-    def backward(self, m: int, s: int, x: Tensor, cache: list[Tensor], dlogits: Tensor) -> None:
-        """Write the gradients of block (m, s) into `self.grads`."""
+    def backward(self, block: Block, x: Tensor, cache: list[Tensor], dlogits: Tensor) -> None:
+        """Write the gradients of a block into `self.grads`."""
         raise NotImplementedError
 
     def logits(
@@ -104,9 +115,9 @@ class BatchedProbes:
 
 
 def _per_site(w: Tensor) -> Tensor:
-    """`[mask, seed, site, variant, out, *in]` -> `[site, *in, mask*seed*variant*out]`."""
-    t = w.shape[2]
-    moved = w.permute(2, *range(5, w.ndim), 0, 1, 3, 4)
+    """`[mask, site, seed, variant, out, *in]` -> `[site, *in, mask*seed*variant*out]`."""
+    t = w.shape[1]
+    moved = w.permute(1, *range(5, w.ndim), 0, 2, 3, 4)
     return moved.reshape(t, *w.shape[5:], -1)
 
 
@@ -118,20 +129,20 @@ class LinearProbes(BatchedProbes):
         super().__init__(layout)
 
     def forward(
-        self, m: int, s: int, x: Float[Tensor, "site batch dim"]
+        self, block: Block, x: Float[Tensor, "group batch dim"]
     ) -> tuple[Tensor, list[Tensor]]:
-        w, b = self.fused(self.params["coef"], m, s), self.fused(self.params["intercept"], m, s)
+        w, b = self.fused(self.params["coef"], block), self.fused(self.params["intercept"], block)
         # bmm then the bias: ~15% faster than baddbmm for these skinny products on the CPU
         logits = torch.bmm(w.to(x.dtype), x.transpose(1, 2))
         return logits.float().add_(b[..., None]), []
 
-    def backward(self, m: int, s: int, x: Tensor, cache: list[Tensor], dlogits: Tensor) -> None:
-        grad_w = self.fused(self.grads["coef"], m, s)
+    def backward(self, block: Block, x: Tensor, cache: list[Tensor], dlogits: Tensor) -> None:
+        grad_w = self.fused(self.grads["coef"], block)
         if x.dtype != grad_w.dtype:
             grad_w.copy_(torch.bmm(dlogits.to(x.dtype), x))
         else:
             torch.bmm(dlogits, x, out=grad_w)
-        torch.sum(dlogits, dim=2, out=self.fused(self.grads["intercept"], m, s))
+        torch.sum(dlogits, dim=2, out=self.fused(self.grads["intercept"], block))
 
     def logits(
         self, tensors: dict[str, Tensor], xs: Float[Tensor, "site item dim"]
@@ -154,34 +165,34 @@ class MLPProbes(BatchedProbes):
         super().__init__(layout)
 
     def forward(
-        self, m: int, s: int, x: Float[Tensor, "site batch dim"]
+        self, block: Block, x: Float[Tensor, "group batch dim"]
     ) -> tuple[Tensor, list[Tensor]]:
         p = self.params
-        w1, b1 = self.fused(p["hidden_weight"], m, s), self.fused(p["hidden_bias"], m, s)
+        w1, b1 = self.fused(p["hidden_weight"], block), self.fused(p["hidden_bias"], block)
         if x.dtype != w1.dtype:
             hid = torch.bmm(w1.to(x.dtype), x.transpose(1, 2)).float().add_(b1[..., None])
         else:
             hid = torch.baddbmm(b1[..., None], w1, x.transpose(1, 2))
         hid = hid.relu_()
-        hid = hid.view(-1, self.hidden, x.shape[1])  # [site*V, H, batch]
-        w2, b2 = self.per_probe(p["coef"], m, s), self.per_probe(p["intercept"], m, s)
-        out = torch.baddbmm(b2[..., None], w2, hid)  # [site*V, C, batch]
+        hid = hid.view(-1, self.hidden, x.shape[1])  # [site*seed*V, H, batch]
+        w2, b2 = self.per_probe(p["coef"], block), self.per_probe(p["intercept"], block)
+        out = torch.baddbmm(b2[..., None], w2, hid)  # [site*seed*V, C, batch]
         return out.view(x.shape[0], -1, x.shape[1]), [hid]
 
-    def backward(self, m: int, s: int, x: Tensor, cache: list[Tensor], dlogits: Tensor) -> None:
+    def backward(self, block: Block, x: Tensor, cache: list[Tensor], dlogits: Tensor) -> None:
         (hid,), grads = cache, self.grads
-        dout = dlogits.view(hid.shape[0], -1, x.shape[1])  # [site*V, C, batch]
-        torch.bmm(dout, hid.transpose(1, 2), out=self.per_probe(grads["coef"], m, s))
-        torch.sum(dout, dim=2, out=self.per_probe(grads["intercept"], m, s))
-        w2 = self.per_probe(self.params["coef"], m, s)
-        dhid = torch.bmm(w2.transpose(1, 2), dout).mul_(hid > 0)  # [site*V, H, batch]
-        dhid = dhid.view(x.shape[0], -1, x.shape[1])  # [site, V*H, batch]
-        grad_w1 = self.fused(grads["hidden_weight"], m, s)
+        dout = dlogits.view(hid.shape[0], -1, x.shape[1])  # [site*seed*V, C, batch]
+        torch.bmm(dout, hid.transpose(1, 2), out=self.per_probe(grads["coef"], block))
+        torch.sum(dout, dim=2, out=self.per_probe(grads["intercept"], block))
+        w2 = self.per_probe(self.params["coef"], block)
+        dhid = torch.bmm(w2.transpose(1, 2), dout).mul_(hid > 0)  # [site*seed*V, H, batch]
+        dhid = dhid.view(x.shape[0], -1, x.shape[1])  # [site*seed, V*H, batch]
+        grad_w1 = self.fused(grads["hidden_weight"], block)
         if x.dtype != grad_w1.dtype:
             grad_w1.copy_(torch.bmm(dhid.to(x.dtype), x))
         else:
             torch.bmm(dhid, x, out=grad_w1)
-        torch.sum(dhid, dim=2, out=self.fused(grads["hidden_bias"], m, s))
+        torch.sum(dhid, dim=2, out=self.fused(grads["hidden_bias"], block))
 
     def logits(
         self, tensors: dict[str, Tensor], xs: Float[Tensor, "site item dim"]
@@ -189,7 +200,6 @@ class MLPProbes(BatchedProbes):
         w1, b1 = _per_site(tensors["hidden_weight"]), _per_site(tensors["hidden_bias"])
         hid = torch.baddbmm(b1[:, None], xs, w1).relu_()
         hid = self.layout.from_site_major(hid.view(*hid.shape[:2], -1, self.hidden))
-        n_probes = hid.shape[0]
-        w2 = tensors["coef"].reshape(n_probes, -1, self.hidden).transpose(1, 2)
-        out = torch.baddbmm(tensors["intercept"].reshape(n_probes, 1, -1), hid, w2)
+        w2 = self.probe_order(tensors["coef"]).transpose(1, 2)
+        out = torch.baddbmm(self.probe_order(tensors["intercept"])[:, None], hid, w2)
         return self.layout.to_site_major(out)

@@ -88,8 +88,9 @@ class RowStreams:
 
 
 class DropoutStreams:
-    """Inverted-dropout keep masks per (mask, seed), each from its own keyed generator, into
-    one reused buffer per (mask, seed) (so blocks can draw on different threads)."""
+    """Inverted-dropout keep masks per (mask, seed), each from its own keyed generator, drawn a
+    chunk of steps at a time into one buffer per (mask, seed) (blocks of different (mask, seed)
+    draw on different threads; the site groups of one (mask, seed) share its masks)."""
 
     def __init__(
         self,
@@ -98,20 +99,24 @@ class DropoutStreams:
         p: float,
         batch_size: int,
         dim: int,
+        steps: int,
         device: torch.device,
     ) -> None:
         self.p = p
         self.generators = [
             [keyed_generator("dropout", s, n, device=device) for s in seeds] for n in mask_sizes
         ]
-        self.buffer = torch.ones(len(mask_sizes), len(seeds), batch_size, dim, device=device)
+        # two slots: one chunk is drawn while the previous one trains
+        shape = (2, len(mask_sizes), len(seeds), steps, batch_size, dim)
+        self.buffer = torch.ones(shape, device=device)
 
-    def draw(self, m: int, s: int, size: int) -> Tensor:
-        """Keep mask `[batch, dim]` of (mask m, seed s) for its next step, scaled by 1/(1-p);
-        rows past the batch's `size` real rows are junk (their loss weight is 0). Per step:
-        left unannotated."""
-        keep = self.buffer[m, s]
+    def draw(self, slot: int, m: int, s: int, sizes: list[int]) -> Tensor:
+        """Keep masks `[step, batch, dim]` of (mask m, seed s) for its next `len(sizes)` steps
+        (`sizes`: each step's real rows) into buffer `slot`, scaled by 1/(1-p); rows past a
+        batch's real size are junk (their loss weight is 0). Per chunk: left unannotated."""
+        keep = self.buffer[slot, m, s, : len(sizes)]
         if self.p == 0:
             return keep
-        torch.rand(size, keep.shape[1], generator=self.generators[m][s], out=keep[:size])
+        for step, size in enumerate(sizes):
+            torch.rand(size, keep.shape[2], generator=self.generators[m][s], out=keep[step, :size])
         return keep.ge_(self.p).mul_(1.0 / (1.0 - self.p))

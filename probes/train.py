@@ -1,13 +1,13 @@
 """The minibatch AdamW grid trainer: every probe of a grid trained in one loop (Holmes protocol).
 
-The work is cut into blocks, one per (mask, seed): per step, a block gathers its batch's rows
-for all sites; the seed's dropout mask multiplies them for all its sites and variants; one
-batched matmul computes the logits of the block's probes (variants fused along the output axis,
-see `linear.py`); the gradient is written by hand (no autograd) and one fused AdamW step updates
-them (with `shared_order`, the seeds of a mask gather the same rows). Blocks are independent,
-so the worker threads (`workers.py`) take them `STEP_CHUNK` steps at a time, each with one
-intra-op thread; masks run their own number of steps per epoch. Results do not depend on the
-number of threads.
+The work is cut into blocks of one mask and up to `SITE_GROUP` sites, with every seed: per step,
+a block gathers each seed's batch rows for its sites; each seed's dropout mask (drawn ahead for a
+chunk of steps) multiplies them for all its sites and variants; one batched matmul computes the
+logits of the block's probes (variants fused along the output axis, see `linear.py`); the
+gradient is written by hand (no autograd) and one fused AdamW step updates them. Blocks are
+independent, so the worker threads (`workers.py`) take them `STEP_CHUNK` steps at a time, each
+with one intra-op thread; masks run their own number of steps per epoch. Results do not depend
+on the number of threads.
 
 Every random draw is keyed by the probe's identity (`streams.py`), so each probe's outcome equals
 training it alone (a one-probe grid) with the same seed, up to float reassociation.
@@ -16,6 +16,7 @@ training it alone (a one-probe grid) with the same seed, up to float reassociati
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 
 import numpy as np
 import torch
@@ -37,7 +38,7 @@ from probes.inputs import (
     type_ids,
     warn_absent_classes,
 )
-from probes.linear import BatchedProbes, LinearProbes, MLPProbes
+from probes.linear import BatchedProbes, Block, LinearProbes, MLPProbes
 from probes.masks import per_seed, plan_masks
 from probes.mdl import block_bounds, grid_codelengths, uniform_codelength
 from probes.optim import MaskedAdamW
@@ -47,6 +48,7 @@ from probes.streams import DropoutStreams, RowStreams
 from probes.workers import WorkerPool, worker_pool
 
 STEP_CHUNK = 16  # steps a worker runs on one block before the next hand-out (not results)
+SITE_GROUP = 4  # sites per block: enough blocks to share between workers (not results)
 
 
 def fit_probes(
@@ -131,7 +133,13 @@ class _Sweep:
         )
         self.streams = RowStreams(self.plan.members, keys, config.batch_size, device)
         self.dropout = DropoutStreams(
-            layout.seeds, self.plan.sizes, config.dropout, config.batch_size, dim, device
+            layout.seeds,
+            self.plan.sizes,
+            config.dropout,
+            config.batch_size,
+            dim,
+            STEP_CHUNK,
+            device,
         )
         self.probes = _make_probes(grid, layout, dim, head.outputs).to(device)
         self.evaluator = Evaluator(
@@ -148,10 +156,15 @@ class _Sweep:
         self.codes, self.target = codes, target
         compute = torch.bfloat16 if config.compute == "bfloat16" else torch.float32
         n_sites, batch = layout.shape[2], config.batch_size
-        self.inputs = [
-            [torch.empty(n_sites, batch, dim, dtype=compute, device=device) for _ in layout.seeds]
-            for _ in self.plan.sizes
-        ]
+        groups = [slice(a, min(n_sites, a + SITE_GROUP)) for a in range(0, n_sites, SITE_GROUP)]
+        self.blocks: list[Block] = [(m, g) for m in range(len(self.plan.sizes)) for g in groups]
+        n_seeds = len(layout.seeds)
+        self.inputs = {
+            (m, g.start): torch.empty(
+                g.stop - g.start, n_seeds, batch, dim, dtype=compute, device=device
+            )
+            for m, g in self.blocks
+        }
 
     def run(self, progress: bool, pool: WorkerPool) -> None:
         """All epochs: training steps block by block, then the dev selection of each epoch."""
@@ -162,52 +175,88 @@ class _Sweep:
             [self.probes.grads[n] for n in names],
             self.streams.steps,
             self.config,
+            self.blocks,
         )
         seed_ix = torch.arange(n_seeds, device=self.x.device)[None, :, None]
         by_item = self.targets.movedim(2, 0)  # [item, seed, variant, *label]
         streams = self.streams.n_streams
-        blocks = [(m, s) for m in range(len(self.plan.sizes)) for s in range(n_seeds)]
+        seeds = [(m, s) for m in range(len(self.plan.sizes)) for s in range(n_seeds)]
         epochs = tqdm(range(self.config.epochs), disable=not progress, desc="probes", unit="epoch")
         for epoch in epochs:
             rows, weight = self.streams.epoch()
             expanded = rows.expand(-1, n_seeds, -1) if streams == 1 else rows
             targets = self.head.encode(by_item[expanded, seed_ix])  # [mask, seed, row, var, out]
             targets = targets.movedim(2, -1).contiguous()  # [mask, seed, var, out, row]
-            for start in range(0, self.streams.steps[0], STEP_CHUNK):
-                live = [(m, r) for m, r in blocks if self.streams.steps[m] > start]
-                work = partial(
-                    self._steps, epoch=epoch, start=start, rows=rows, weight=weight, targets=targets
+            starts = range(0, self.streams.steps[0], STEP_CHUNK)
+            pool.map(self._keep, [(0, m, s, 0) for m, s in seeds])
+            for chunk, start in enumerate(starts):
+                # this chunk's steps, and the next chunk's dropout draws into the other slot
+                work: list[tuple[int, int, int, int] | Block] = [
+                    blk for blk in self.blocks if self.streams.steps[blk[0]] > start
+                ]
+                following = start + STEP_CHUNK
+                work += [
+                    ((chunk + 1) % 2, m, s, following)
+                    for m, s in seeds
+                    if self.streams.steps[m] > following
+                ]
+                job = partial(
+                    self._job,
+                    epoch=epoch,
+                    start=start,
+                    slot=chunk % 2,
+                    rows=rows,
+                    weight=weight,
+                    targets=targets,
                 )
-                pool.map(work, live)
+                pool.map(job, work)
             self.probes.keep_best(self.evaluator.select(epoch, pool))
+
+    def _job(self, item: tuple[int, int, int, int] | Block, **steps: Any) -> None:
+        """A block's steps, or a (slot, mask, seed, start) dropout draw."""
+        if len(item) == 4:
+            self._keep(item)  # type: ignore[arg-type]
+        else:
+            self._steps(item, **steps)  # type: ignore[arg-type]
+
+    def _keep(self, draw: tuple[int, int, int, int]) -> None:
+        """Draw the dropout keep masks of (mask, seed) for steps `start..` into `slot`."""
+        slot, m, s, start = draw
+        b, n = self.config.batch_size, self.plan.sizes[m]
+        stop = min(start + STEP_CHUNK, self.streams.steps[m])
+        self.dropout.draw(slot, m, s, [min(b, n - step * b) for step in range(start, stop)])
 
     def _steps(
         self,
-        block: tuple[int, int],
+        block: Block,
         epoch: int,
         start: int,
+        slot: int,
         rows: Tensor,
         weight: Tensor,
         targets: Tensor,
     ) -> None:
-        """Steps `start..start + STEP_CHUNK` of mask m and seed s: gather the batch for all
-        sites, dropout, logits, gradient and AdamW. Per step: left unannotated."""
-        m, s = block
-        r = 0 if self.streams.n_streams == 1 else s  # the seed's order stream
-        n_sites, n_var = self.layout.shape[2:]
-        b, n, dim = self.config.batch_size, self.plan.sizes[m], self.x.shape[2]
-        flat = self.x.view(self.x.shape[0], n_sites * dim)
-        steps = self.streams.steps[m]
+        """Steps `start..start + STEP_CHUNK` of a block (mask m, a group of sites, every seed):
+        gather the batches of all seeds for its sites, dropout, logits, gradient and AdamW.
+        Per step: left unannotated."""
+        m, sites = block
+        n_var, b, dim = self.layout.shape[3], self.config.batch_size, self.x.shape[2]
+        width, n_streams = sites.stop - sites.start, self.streams.n_streams
+        flat = self.x[:, sites].reshape(self.x.shape[0], width * dim)  # a view (rows strided)
+        inputs, steps = self.inputs[(m, sites.start)], self.streams.steps[m]
+        keep = self.dropout.buffer[slot, m]  # [seed, step, batch, dim]
+        x = inputs.view(-1, b, dim)  # [site * seed, batch, dim]
         for step in range(start, min(start + STEP_CHUNK, steps)):
             part = slice(step * b, (step + 1) * b)
-            gathered = flat.index_select(0, rows[m, r, part]).view(b, n_sites, dim)
-            keep = self.dropout.draw(m, s, min(b, n - step * b))
-            x = torch.mul(gathered.transpose(0, 1), keep, out=self.inputs[m][s])
-            logits, cache = self.probes.forward(m, s, x)  # [site, variant * out, batch]
-            shaped = logits.view(n_sites, n_var, -1, b)
-            grad = self.head.grad(shaped, targets[m, s, ..., part], weight[m, r, part])
-            self.probes.backward(m, s, x, cache, grad.view(logits.shape))
-            self.opt.step(m, s, epoch * steps + step)
+            gathered = flat.index_select(0, rows[m, :, part].reshape(-1))
+            gathered = gathered.view(n_streams, b, width, dim).permute(2, 0, 1, 3)
+            torch.mul(gathered, keep[:, step - start], out=inputs)  # [site, seed, batch, dim]
+            logits, cache = self.probes.forward(block, x)  # [site * seed, variant * out, batch]
+            shaped = logits.view(width, -1, n_var, logits.shape[1] // n_var, b)
+            w = weight[m, :, None, None, part]  # [stream, 1, 1, batch]
+            grad = self.head.grad(shaped, targets[m, ..., part], w)
+            self.probes.backward(block, x, cache, grad.view(logits.shape))
+            self.opt.step(block, epoch * steps + step)
 
     def train_members(self) -> Tensor:
         """`[probe, item]`: whether an item is in the probe's training mask."""
