@@ -27,7 +27,7 @@ from suites.tasks import Task
 
 # Items per extraction call: a multiple of the store's shard size (2048), so the shards a chunked
 # extraction writes hold the same items as an unchunked one. Memory, not results.
-FEATURE_CHUNK = 8192
+FEATURE_CHUNK = 4096
 
 
 @dataclass(frozen=True)
