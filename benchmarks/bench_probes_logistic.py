@@ -1,4 +1,4 @@
-"""Trainer B: batched L2 logistic regression vs a loop of scikit-learn's LogisticRegression.
+"""The batched L-BFGS logistic-regression fitter vs a loop of scikit-learn's LogisticRegression.
 
 26 probes (13 sites x {task, control}) on the 14,000 training items of the UPOS-sized data
 (dim 384, 17 classes), C = 1, sklearn's defaults (lbfgs, tol 1e-4, max_iter 100) on both sides.
@@ -84,7 +84,7 @@ def sklearn_loop(x: torch.Tensor, ys: torch.Tensor) -> tuple[Timed, list[Logisti
 
 def test_bench_logistic_batched_vs_sklearn_loop(benchmark, data: UposLike) -> None:
     bounds = measure_bounds()
-    print(f"\n[probes/trainer B] {bounds}; {load()}")
+    print(f"\n[probes/logistic L-BFGS] {bounds}; {load()}")
     splits = random_splits(N_ITEMS)
     control = control_labels(data.labels, type_ids(data.keys, N_ITEMS), 0)
     x = data.feats[splits.train].transpose(0, 1).contiguous()  # [site, item, dim] float32

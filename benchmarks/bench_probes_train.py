@@ -1,4 +1,5 @@
-"""Trainer A on a UPOS-sized sweep: one batched optimisation vs one training run per probe.
+"""The minibatch AdamW grid trainer on a UPOS-sized sweep: one batched optimisation vs one
+training run per probe.
 
 130 probes (13 sites x 5 seeds x {task, control}), 20,000 items, dim 384, 17 classes, Holmes
 defaults (20 epochs, batch 64). The per-probe loop (what Holmes does: `fit_probes` on a
@@ -118,7 +119,7 @@ def compare(label: str, batched: Timed, loop: tuple[float, float]) -> str:
 
 def test_bench_probe_sweep_batched_vs_per_probe_loop(benchmark, data: UposLike) -> None:
     bounds = measure_bounds()
-    print(f"\n[probes/trainer A] {bounds}; {load()}")
+    print(f"\n[probes/grid AdamW] {bounds}; {load()}")
     batched = benchmark.pedantic(
         lambda: timed(lambda: sweep(data, TrainConfig())), rounds=1, iterations=1
     )

@@ -1,9 +1,15 @@
 """probes: many probes trained at once on tensors of features (no model code, no datasets).
 
-`fit_probes` trains a `ProbeGrid` (sites x seeds x task/control x train masks) in one batched
-minibatch loop (Holmes protocol); `fit_logistic_regression` fits batched L2 logistic regressions
-equal to scikit-learn's. `ProbeResults.summary(ci=0.95)` and `compare_probes` attach paired
-bootstrap intervals and paired tests (`bootstrap_probes`, `permutation_test`). See DESIGN.md §4.
+Two trainers:
+- `fit_probes`, the minibatch AdamW grid trainer: trains a `ProbeGrid` (sites x seeds x
+  task/control x train masks) in one batched minibatch loop (Holmes protocol) and returns
+  `ProbeResults`;
+- `fit_logistic_regression`, the batched L-BFGS logistic-regression fitter: many L2 logistic
+  regressions at once, equal to scikit-learn's `LogisticRegression`, returning `LogisticProbes`.
+
+`ProbeResults.summary(ci=0.95)` and `compare_probes` attach paired bootstrap intervals and paired
+tests (`bootstrap_probes`, `permutation_test`). The names below are what a user calls; the
+training loop's parts live in their modules.
 """
 
 from probes.bootstrap import Replicates, bootstrap_probes, confidence_interval
@@ -20,7 +26,7 @@ from probes.errors import (
     ProbeInputError,
     ResultsDamagedError,
 )
-from probes.grid import ProbeGrid, ProbeLayout
+from probes.grid import ProbeGrid
 from probes.logistic import LogisticProbes, fit_logistic_regression
 from probes.mdl import MDLBlocks, block_items, online_codelength, uniform_codelength
 from probes.metrics import (
@@ -38,7 +44,6 @@ from probes.resampling import ItemResamples, SwapPatterns
 from probes.results import ProbeResults
 from probes.significance import bootstrap_p_values, holm_bonferroni, permutation_test
 from probes.splits import Splits, random_splits, split_codes
-from probes.streams import training_order
 from probes.train import fit_probes
 
 __all__ = [
@@ -53,7 +58,6 @@ __all__ = [
     "ProbeDivergedWarning",
     "ProbeGrid",
     "ProbeInputError",
-    "ProbeLayout",
     "ProbeResults",
     "Replicates",
     "ResultsDamagedError",
@@ -82,6 +86,5 @@ __all__ = [
     "random_splits",
     "regression_metrics",
     "split_codes",
-    "training_order",
     "uniform_codelength",
 ]

@@ -1,9 +1,11 @@
-"""`TrainConfig`: the minibatch trainer's settings (Trainer A), defaults from Holmes."""
+"""`TrainConfig`: the settings of the minibatch AdamW grid trainer (`fit_probes`), defaults from
+Holmes."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 from probes.field_rules import Rule, check_fields
 
@@ -14,9 +16,16 @@ SELECT_CHOICES = (None, "loss", "accuracy", "macro_f1", "micro_f1", "mcc", "pear
 class TrainConfig:
     """How every probe of a grid is trained; the same for all probes.
 
-    `shared_order=True` gives all seeds one minibatch order (and one training subset per mask):
-    the probes of a site then read each row once per step for all seeds, at the price of seeds
-    that differ only in initialisation and dropout. Holmes draws an order per seed (the default).
+    `shared_order=True` gives all seeds one minibatch order (and one training subset per mask),
+    so seeds differ only in initialisation and dropout. Holmes draws an order per seed (the
+    default).
+
+    `threads`: worker threads that share the training blocks and evaluation chunks on the CPU,
+    each with one intra-op thread (robust beside other busy processes; see `probes.workers`);
+    the caller's torch setting is restored afterwards and results do not depend on it.
+    `compute="bfloat16"` runs the training GEMMs in bfloat16 (inputs and a per-step copy of the
+    weights; softmax, gradient accumulation, AdamW and evaluation stay float32): faster where
+    the CPU has bfloat16 instructions, at slightly different numbers.
     """
 
     epochs: int = 20  # Holmes (Waldis et al. 2024) App. A.2: 20 epochs
@@ -32,6 +41,8 @@ class TrainConfig:
     shared_order: bool = False  # Holmes App. A.2: seeds [0..4] each with its own order
     order_seed: int = 0  # the one order's seed when shared_order=True
     eval_batch: int = 4096  # items per evaluation chunk (memory, not results)
+    threads: int | None = None  # CPU worker threads (None: torch.get_num_threads()); not results
+    compute: Literal["float32", "bfloat16"] = "float32"  # dtype of the training GEMMs (opt-in)
 
     def __post_init__(self) -> None:
         check_fields(self, TRAIN_RULES)
@@ -70,4 +81,8 @@ TRAIN_RULES = {
     "shared_order": Rule(lambda v: True, "True or False", "shared_order=False"),
     "order_seed": Rule(lambda v: v >= 0, "an integer >= 0", "order_seed=0"),
     "eval_batch": Rule(lambda v: v >= 1, "an integer >= 1", "eval_batch=4096"),
+    "threads": Rule(lambda v: v is None or v >= 1, "None or an integer >= 1", "threads=2"),
+    "compute": Rule(
+        lambda v: v in ("float32", "bfloat16"), "'float32' or 'bfloat16'", "compute='float32'"
+    ),
 }

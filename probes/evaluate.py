@@ -7,7 +7,8 @@ keeps every probe's test predictions (`test`), for the bootstrap and the paired 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
+from typing import TypeVar
 
 import torch
 from jaxtyping import Bool, Float, Int, Shaped
@@ -18,8 +19,11 @@ from probes.heads import ClassificationHead, Head
 from probes.linear import BatchedProbes
 from probes.predictions import TestPredictions
 from probes.splits import DEV, SPLIT_NAMES, TEST, TRAIN
+from probes.workers import WorkerPool
 
 CHUNK_BYTES = 1 << 28  # bound on one evaluation chunk's activations (memory, not results)
+EVAL_ROWS_MIN = 256  # smallest chunk cut to share evaluation between workers (not results)
+T = TypeVar("T")
 
 
 class Evaluator:
@@ -35,6 +39,7 @@ class Evaluator:
         probes: BatchedProbes,
         eval_batch: int,
         select_by: str,
+        dev: Bool[Tensor, "mask seed item"] | None = None,
     ) -> None:
         self.x, self.codes, self.head, self.probes = x, codes, head, probes
         self.layout, self.select_by = layout, select_by
@@ -44,7 +49,12 @@ class Evaluator:
         self.targets = targets.reshape(-1, *targets.shape[2:])  # [seed*variant, item, *label]
         width = max(head.outputs, getattr(probes, "hidden", 0))
         self.chunk = max(1, min(eval_batch, CHUNK_BYTES // (4 * width * layout.n_probes)))
-        self.dev_items = (codes == DEV).nonzero().flatten().to(x.device)
+        self.dev_members = None if dev is None else layout.per_probe(dev).to(x.device)
+        dev_any = codes == DEV if dev is None else dev.any(dim=1).any(dim=0)
+        self.dev_items = dev_any.nonzero().flatten().to(x.device)
+        self.dev_include = (
+            None if self.dev_members is None else self.dev_members.index_select(1, self.dev_items)
+        )
         self.best_value = torch.full(
             (layout.n_probes,), -torch.inf, dtype=torch.float64, device=x.device
         )
@@ -57,39 +67,55 @@ class Evaluator:
         """Each probe's targets (task or its seed's control labels) for `items`."""
         return self.targets.index_select(1, items).index_select(0, self.target_row)
 
-    def chunks(
-        self, items: Int[Tensor, " item"] | None, tensors: dict[str, Tensor]
-    ) -> Iterator[tuple[Int[Tensor, " chunk"], Tensor]]:
-        """(items, site-major logits `[site, chunk, site_probe, out]`) per chunk of `items`
-        (None: every item, read in place)."""
+    def chunked(
+        self,
+        items: Int[Tensor, " item"] | None,
+        tensors: dict[str, Tensor],
+        fn: Callable[[Int[Tensor, " chunk"], Tensor], T],
+        pool: WorkerPool,
+    ) -> list[T]:
+        """`fn(items, site-major logits [site, chunk, site_probe, out])` of every chunk of
+        `items` (None: every item, read in place), computed by the pool's workers."""
         n = self.x.shape[0] if items is None else items.shape[0]
-        for start in range(0, n, self.chunk):
+        chunk = self.chunk
+        if pool.executor is not None:  # enough chunks to share, whatever their size
+            chunk = max(1, min(chunk, max(EVAL_ROWS_MIN, -(-n // (4 * pool.workers)))))
+
+        def one(start: int) -> T:
             if items is None:
-                part = torch.arange(start, min(n, start + self.chunk), device=self.x.device)
-                xs = self.x[start : start + self.chunk]
+                part = torch.arange(start, min(n, start + chunk), device=self.x.device)
+                xs = self.x[start : start + chunk]
             else:
-                part = items[start : start + self.chunk]
+                part = items[start : start + chunk]
                 xs = self.x.index_select(0, part)
-            yield part, self.probes.logits(tensors, xs.transpose(0, 1).float())
+            return fn(part, self.probes.logits(tensors, xs.transpose(0, 1).float()))
+
+        return pool.map(one, range(0, n, chunk))
 
     def site_major_targets(self, items: Int[Tensor, " item"]) -> Tensor:
         """`probe_targets(items)` in the site-major evaluation layout."""
         return self.layout.to_site_major(self.probe_targets(items))
 
-    def select(self, epoch: int) -> Bool[Tensor, "mask seed site variant"]:
+    def select(self, epoch: int, pool: WorkerPool) -> Bool[Tensor, "mask seed site variant"]:
         """Score the current parameters on dev; record and return the probes that improved."""
-        preds, losses = [], []
-        for part, logits in self.chunks(self.dev_items, self.probes.params):
+
+        def score(part: Tensor, logits: Tensor) -> Tensor:
             if self.select_by == "loss":
                 loss = self.head.item_loss(logits, self.site_major_targets(part))
-                losses.append(self.layout.from_site_major(loss))
-            else:
-                preds.append(self.layout.from_site_major(self.head.predict(logits)))
+                return self.layout.from_site_major(loss)
+            return self.layout.from_site_major(self.head.predict(logits))
+
+        scored = self.chunked(self.dev_items, self.probes.params, score, pool)
+        include = self.dev_include
         if self.select_by == "loss":
-            value = -torch.cat(losses, dim=1).mean(dim=1)
+            loss = torch.cat(scored, dim=1)
+            if include is None:
+                value = -loss.mean(dim=1)
+            else:
+                value = -(loss * include).sum(dim=1) / include.sum(dim=1)
         else:
             truth = self.probe_targets(self.dev_items)
-            value = self.head.metrics(torch.cat(preds, dim=1), truth, None)[self.select_by]
+            value = self.head.metrics(torch.cat(scored, dim=1), truth, include)[self.select_by]
         value = value.double()
         finite = self.probes.finite().reshape(-1)
         if self.select_by == "loss":  # a metric may be NaN legitimately (pearson of a constant)
@@ -102,18 +128,24 @@ class Evaluator:
         return improved.view(self.layout.shape)
 
     def final(
-        self, train_members: Bool[Tensor, "probe item"], with_bits: bool
+        self, train_members: Bool[Tensor, "probe item"], with_bits: bool, pool: WorkerPool
     ) -> tuple[dict[str, dict[str, Tensor]], Float[Tensor, "probe item"] | None]:
         """Metrics per split of the best-epoch parameters, and (`with_bits`, classification)
-        the bits of every item under every probe. Train metrics use each probe's train mask."""
+        the bits of every item under every probe. Train metrics use each probe's train mask,
+        dev metrics its dev mask when the grid has explicit dev masks."""
         items = torch.arange(self.x.shape[0], device=self.x.device)
-        preds, bits = [], []
-        for part, logits in self.chunks(None, self.probes.best):
-            preds.append(self.layout.from_site_major(self.head.predict(logits)))
-            if with_bits and isinstance(self.head, ClassificationHead):
-                item_bits = self.head.item_bits(logits, self.site_major_targets(part))
-                bits.append(self.layout.from_site_major(item_bits))
-        pred = torch.cat(preds, dim=1)
+        head = self.head
+
+        def score(part: Tensor, logits: Tensor) -> tuple[Tensor, Tensor | None]:
+            pred = self.layout.from_site_major(head.predict(logits))
+            if with_bits and isinstance(head, ClassificationHead):
+                item_bits = head.item_bits(logits, self.site_major_targets(part))
+                return pred, self.layout.from_site_major(item_bits)
+            return pred, None
+
+        scored = self.chunked(None, self.probes.best, score, pool)
+        pred = torch.cat([p for p, _ in scored], dim=1)
+        bits = [b for _, b in scored if b is not None]
         truth = self.probe_targets(items)
         test_items = (self.codes == TEST).nonzero().flatten()
         at = test_items.to(pred.device)
@@ -128,7 +160,10 @@ class Evaluator:
         scores = {}
         for code, split in enumerate(SPLIT_NAMES):
             include = self.codes.to(pred.device)[None, :] == code
-            include = include & train_members if code == TRAIN else include
+            if code == TRAIN:
+                include = include & train_members
+            elif code == DEV and self.dev_members is not None:
+                include = self.dev_members
             include = include.expand(pred.shape[0], -1)
             scores[split] = self.head.metrics(pred, truth, include)
         return scores, torch.cat(bits, dim=1) if bits else None

@@ -1,23 +1,27 @@
 """`ProbeGrid`: sites x seeds x variants (task, control) x train masks, flattened to P probes.
 
 Probe index order is (mask, seed, site, variant), variant fastest; `ProbeLayout.frame()` lists it.
-A train mask is a fraction of the training items: a prefix of the seed's shuffled training order
-(data-fraction runs such as FlashHolmes, and the MDL block prefixes).
+A train mask is either a fraction of the training items, a prefix of the seed's shuffled training
+order (data-fraction runs such as FlashHolmes, and the MDL block prefixes), or an explicit set of
+items (`train_masks`, e.g. label-stratified subsamples or cross-fitting folds; see `masks.py`).
+Masks are trained largest first.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
 import polars as pl
 import torch
-from jaxtyping import Int
+from jaxtyping import Bool, Int
 from torch import Tensor
 
 from probes.errors import ProbeConfigError
 from probes.field_rules import Rule, check_fields
+from probes.masks import check_explicit_masks, explicit_mask_order
 from probes.mdl import MDLBlocks
 
 VARIANTS = ("task", "control")
@@ -31,6 +35,18 @@ class ProbeGrid:
     (Hewitt & Liang 2019) next to the task (`task=False` leaves only the control).
     `mdl=True` (or an `MDLBlocks`) adds the MDL block prefixes as train masks.
     Control-task types (`keys`) are given to `fit_probes`, since they belong to the data.
+
+    `train_masks` (instead of fractions and MDL blocks): explicit training sets, booleans
+    `[mask, item]` (one set per mask, for every seed) or `[mask, seed, item]` (one per mask and
+    seed, e.g. seed s's subsample); the probes of a mask train on its items only, all masks in
+    one optimisation. Without `dev_masks` they must be train items of the splits, and every
+    probe picks its best epoch on the splits' dev items. `dev_masks` (same shape) give each mask
+    its own dev items (e.g. cross-fitting folds, each carving its dev part from its own training
+    data): the masks then replace the splits' train/dev roles (their items must be train or dev
+    items of the splits; a mask's train and dev items are disjoint), and the test items stay the
+    splits'. With explicit masks, the `mask` column of the results is the mask's position in
+    `train_masks` (0, 1, ...); a mask's seeds must hold equally many items (one step schedule),
+    and `TrainConfig.shared_order` takes `[mask, item]` masks only. Masks take no part in `==`.
     """
 
     seeds: Sequence[int] = range(5)  # Holmes (Waldis et al. 2024) App. A.2: seeds [0,1,2,3,4]
@@ -41,6 +57,8 @@ class ProbeGrid:
     mdl: bool | MDLBlocks = False
     kind: Literal["linear", "mlp"] = "linear"  # Holmes §3: linear probes
     hidden: int = 1024  # MLP hidden width (one ReLU layer)
+    train_masks: Tensor | np.ndarray | None = field(default=None, compare=False, repr=False)
+    dev_masks: Tensor | np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         check_fields(self, GRID_RULES)
@@ -51,6 +69,24 @@ class ProbeGrid:
                 "ProbeGrid.task=False and ProbeGrid.control=False: no probe to train; keep the"
                 " task (task=True) or add the control (control=True)"
             )
+        train, dev = check_explicit_masks(self.train_masks, self.dev_masks, len(self.seeds))
+        object.__setattr__(self, "train_masks", train)
+        object.__setattr__(self, "dev_masks", dev)
+        if train is not None and (self.train_fractions != (1.0,) or self.mdl):
+            raise ProbeConfigError(
+                "ProbeGrid.train_masks replaces train_fractions and mdl: give explicit masks, or"
+                " fractions / MDL blocks, not both."
+            )
+
+    @property
+    def explicit_masks(self) -> Tensor | None:
+        """The explicit train masks (bool, `[mask, item]` or `[mask, seed, item]`), or None."""
+        return self.train_masks if isinstance(self.train_masks, Tensor) else None
+
+    @property
+    def explicit_dev_masks(self) -> Tensor | None:
+        """The explicit dev masks (same shape as the train masks), or None."""
+        return self.dev_masks if isinstance(self.dev_masks, Tensor) else None
 
     @property
     def variants(self) -> tuple[str, ...]:
@@ -70,7 +106,8 @@ class ProbeGrid:
         return tuple(sorted(set(self.train_fractions) | set(extra), reverse=True))
 
     def layout(self, n_sites: int) -> ProbeLayout:
-        """The flattened probe index for features with `n_sites` sites."""
+        """The flattened probe index for features with `n_sites` sites (explicit masks: their
+        positions, largest mask first)."""
         sites = tuple(range(n_sites)) if self.sites is None else self.sites
         bad = [s for s in sites if not 0 <= s < n_sites]
         if bad:
@@ -78,7 +115,9 @@ class ProbeGrid:
                 f"ProbeGrid.sites: site {bad[0]} is outside the features' {n_sites} sites;"
                 f" use indices 0..{n_sites - 1}."
             )
-        return ProbeLayout(self.mask_fractions, tuple(self.seeds), tuple(sites), self.variants)
+        explicit = self.explicit_masks
+        masks = self.mask_fractions if explicit is None else explicit_mask_order(explicit)
+        return ProbeLayout(masks, tuple(self.seeds), tuple(sites), self.variants)
 
 
 def _distinct(values: tuple[int, ...]) -> bool:
@@ -107,7 +146,8 @@ GRID_RULES = {
 
 @dataclass(frozen=True)
 class ProbeLayout:
-    """The axes of a grid, in training order (mask, seed, site, variant)."""
+    """The axes of a grid, in training order (mask, seed, site, variant); `masks` are train
+    fractions, or the positions of explicit masks."""
 
     masks: tuple[float, ...]
     seeds: tuple[int, ...]
@@ -141,13 +181,19 @@ class ProbeLayout:
         y = y.reshape(m, s, t, v, n, *rest).permute(2, 4, 0, 1, 3, *tail)
         return y.reshape(t, n, m * s * v, *rest)
 
+    def per_probe(self, sets: Bool[Tensor, "mask seed item"]) -> Bool[Tensor, "probe item"]:
+        """Item sets of every (mask, seed) as `[P, item]` (shared by its sites and variants)."""
+        m, s, t, v = self.shape
+        return sets[:, :, None, None].expand(m, s, t, v, -1).reshape(self.n_probes, -1)
+
     def axis_index(self) -> Int[Tensor, "axis probe"]:
         """Per probe, its position on each axis: rows mask, seed, site, variant."""
         grids = torch.meshgrid(*(torch.arange(n) for n in self.shape), indexing="ij")
         return torch.stack([g.reshape(-1) for g in grids])
 
     def frame(self) -> pl.DataFrame:
-        """One row per probe: probe, site, seed, variant, mask (the mask's train fraction)."""
+        """One row per probe: probe, site, seed, variant, mask (the mask's train fraction, or
+        its position among explicit masks)."""
         m, s, t, v = self.axis_index().tolist()
         return pl.DataFrame(
             {

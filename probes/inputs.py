@@ -9,7 +9,7 @@ from typing import Literal
 
 import numpy as np
 import torch
-from jaxtyping import Int, Shaped
+from jaxtyping import Bool, Int, Shaped
 from torch import Tensor
 
 from lingprobe.devices import checked_device
@@ -102,16 +102,30 @@ def _class_targets(values: Int[Tensor, " item"], num_classes: int | None) -> Tar
     return Targets("classification", values, k)
 
 
-def warn_absent_classes(targets: Targets, codes: Int[Tensor, " item"]) -> None:
-    """Warn (`ClassAbsentFromTrainWarning`) about classes seen in dev/test but never in train."""
+def warn_absent_classes(
+    targets: Targets,
+    codes: Int[Tensor, " item"],
+    train_sets: Bool[Tensor, "*set item"] | None = None,
+) -> None:
+    """Warn (`ClassAbsentFromTrainWarning`) about classes seen in dev/test but never in train
+    (or, given explicit training sets, never in one of them)."""
     if targets.kind == "regression":
         return
     present = _class_presence(targets, codes)
+    if train_sets is None:
+        trained = present[TRAIN][None]
+    else:
+        sets = train_sets.reshape(-1, train_sets.shape[-1]).float()
+        labels = targets.values
+        if targets.kind == "classification":
+            labels = torch.nn.functional.one_hot(labels, targets.num_classes)
+        trained = (sets @ labels.float()) > 0
+    where = "train" if train_sets is None else "some of the train masks"
     for split in (1, 2):
-        missing = (present[split] & ~present[TRAIN]).nonzero().flatten().tolist()
+        missing = (present[split] & ~trained).any(dim=0).nonzero().flatten().tolist()
         if missing:
             warnings.warn(
-                f"targets: classes {missing} occur in {SPLIT_NAMES[split]} but not in train;"
+                f"targets: classes {missing} occur in {SPLIT_NAMES[split]} but not in {where};"
                 " no probe can predict them (they still count in the metrics). Move some of"
                 " their items to train or drop them.",
                 ClassAbsentFromTrainWarning,

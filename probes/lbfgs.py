@@ -7,6 +7,12 @@ gradient entry at most `tol`, or a relative decrease of f of at most 64 float64 
 problem whose line search fails stops unconverged. Steps come from a
 backtracking Armijo search (the objectives here are convex, so curvature pairs with s.y <= 0
 are simply skipped).
+
+An optional preconditioner `M` (a symmetric positive definite approximation of the inverse
+Hessian, applied by `precondition(v, idx)`) replaces the scaled identity that starts the
+two-loop recursion (`H0 = gamma M`, gamma = s.y / y.My, Nocedal & Wright §7.2): the iterates
+then follow the preconditioned path, while the objective, the optimum and the stopping rule stay
+the same.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from jaxtyping import Bool, Float, Int
 from torch import Tensor
 
 Objective = Callable[[Tensor, Tensor], tuple[Tensor, Tensor]]
+Preconditioner = Callable[[Tensor, Tensor], Tensor]
 ARMIJO = 1e-4  # sufficient-decrease constant (Nocedal & Wright, Alg. 3.1)
 
 
@@ -42,8 +49,10 @@ def minimize_lbfgs(
     max_iter: int,
     history: int = 10,
     max_ls: int = 30,
+    precondition: Preconditioner | None = None,
 ) -> LbfgsResult:
-    """Minimise P problems; `fg(x[idx], idx)` returns `(f [len(idx)], grad [len(idx), param])`."""
+    """Minimise P problems; `fg(x[idx], idx)` returns `(f [len(idx)], grad [len(idx), param])`;
+    `precondition(v[idx], idx)` (optional) returns `M v` for the problems `idx`."""
     n_prob, n_par = x0.shape
     dev, dt = x0.device, x0.dtype
     ftol = 64 * torch.finfo(torch.float64).eps  # sklearn's lbfgs ftol (scipy runs in float64)
@@ -61,7 +70,8 @@ def minimize_lbfgs(
         idx = (~stopped).nonzero().flatten()
         if idx.numel() == 0:
             break
-        d = -_two_loop(g[idx], s_hist[idx], y_hist[idx], rho[idx], count[idx])
+        h0 = None if precondition is None else (lambda v, i=idx: precondition(v, i))
+        d = -_two_loop(g[idx], s_hist[idx], y_hist[idx], rho[idx], count[idx], h0)
         slope = (g[idx] * d).sum(dim=1)
         descent = slope < 0
         d = torch.where(descent[:, None], d, -g[idx])
@@ -89,8 +99,16 @@ def minimize_lbfgs(
     return LbfgsResult(x, f, n_iter, n_fev, converged)
 
 
-def _two_loop(g: Tensor, s_hist: Tensor, y_hist: Tensor, rho: Tensor, count: Tensor) -> Tensor:
-    """H_k g by the two-loop recursion, per problem over its own stored pairs."""
+def _two_loop(
+    g: Tensor,
+    s_hist: Tensor,
+    y_hist: Tensor,
+    rho: Tensor,
+    count: Tensor,
+    h0: Callable[[Tensor], Tensor] | None = None,
+) -> Tensor:
+    """H_k g by the two-loop recursion, per problem over its own stored pairs; the initial
+    matrix is gamma I, or gamma M with `h0(v) = M v`."""
     m = s_hist.shape[1]
     rows = torch.arange(g.shape[0], device=g.device)
     q = g.clone()
@@ -105,8 +123,12 @@ def _two_loop(g: Tensor, s_hist: Tensor, y_hist: Tensor, rho: Tensor, count: Ten
         valid.append(ok)
     last = (count - 1) % m
     y_last, s_last = y_hist[rows, last], s_hist[rows, last]
-    gamma = (s_last * y_last).sum(dim=1) / (y_last * y_last).sum(dim=1).clamp(min=1e-300)
-    r = q * torch.where(count > 0, gamma, torch.ones_like(gamma))[:, None]
+    if h0 is None:
+        my_last, r = y_last, q
+    else:
+        my_last, r = h0(y_last), h0(q)
+    gamma = (s_last * y_last).sum(dim=1) / (y_last * my_last).sum(dim=1).clamp(min=1e-300)
+    r = r * torch.where(count > 0, gamma, torch.ones_like(gamma))[:, None]
     for a, slot, ok in zip(reversed(alphas), reversed(slots), reversed(valid)):
         b = rho[rows, slot] * ok * (y_hist[rows, slot] * r).sum(dim=1)
         r += s_hist[rows, slot] * ((a - b) * ok)[:, None]

@@ -1,12 +1,15 @@
-"""Batched probe parameters: P linear probes (`coef: [P, D, C]`) or one-hidden-layer MLPs.
+"""Batched probe parameters: P linear probes or one-hidden-layer MLPs.
 
-Training layout: every tensor is `[mask, seed, site, variant, *per-probe shape]`, weights stored
+Training layout: every tensor is `[mask, site, seed, variant, *per-probe shape]`, weights stored
 output-major (`[out, in]`, as `nn.Linear`) and activations feature-major (`[out, batch]`), the
-faster orientation for these skinny GEMMs. A step's active masks are a leading slice. The
-variants of a (mask, seed, site) read the same input rows, so their first layer is one GEMM:
-`[variants * out, dim] @ [dim, batch]` per (mask, seed, site), all of them in one batched
+faster orientation for these skinny GEMMs. Training works in blocks of one mask and a range of
+sites, whose slice `[site, seed, variant, ...]` is contiguous: all seeds of a site in one block.
+The variants of a (mask, site, seed) read the same input rows, so their first layer is one GEMM,
+`[variants * out, dim] @ [dim, batch]`, and all (site, seed) pairs of a block are one batched
 matmul. Each output row is its own dot product and bias and AdamW are elementwise, so fusing
-changes no probe's numbers.
+changes no probe's numbers. The training GEMMs run in the inputs' dtype (bfloat16 opt-in:
+weights cast per step, gradients accumulated into float32). Results (`export`) are in probe
+order (mask, seed, site, variant).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from torch import Tensor
 
 from probes.grid import ProbeLayout
 from probes.streams import keyed_generator
+
+Block = tuple[int, slice]  # (mask, sites): one unit of training work, every seed of those sites
 
 
 @dataclass(frozen=True)
@@ -38,14 +43,14 @@ class BatchedProbes:
 
     def __init__(self, layout: ProbeLayout) -> None:
         self.layout = layout
-        lead = layout.shape
-        self.params = {n: torch.empty(*lead, *sp.shape) for n, sp in self.specs.items()}
+        m, s, t, v = layout.shape
+        self.params = {n: torch.empty(m, t, s, v, *sp.shape) for n, sp in self.specs.items()}
         for i, seed in enumerate(layout.seeds):
             gen = keyed_generator("init", seed)
             for name, spec in self.specs.items():
                 bound = 1 / math.sqrt(spec.fan_in)
                 draw = torch.empty(spec.shape).uniform_(-bound, bound, generator=gen)
-                self.params[name][:, i] = draw
+                self.params[name][:, :, i] = draw
         self.grads = {n: torch.zeros_like(p) for n, p in self.params.items()}
         self.best = {n: p.clone() for n, p in self.params.items()}
 
@@ -58,43 +63,52 @@ class BatchedProbes:
 
     def keep_best(self, improved: Bool[Tensor, "mask seed site variant"]) -> None:
         """Copy the current parameters of the improved probes into the best-epoch copies."""
+        flags = improved.transpose(1, 2)  # training layout [mask, site, seed, variant]
         for name, param in self.params.items():
-            flag = improved.view(*improved.shape, *([1] * len(self.specs[name].shape)))
+            flag = flags.reshape(*flags.shape, *([1] * len(self.specs[name].shape)))
             self.best[name].copy_(torch.where(flag, param, self.best[name]))
 
     def finite(self) -> Bool[Tensor, "mask seed site variant"]:
         """Whether every current parameter of each probe is finite (no NaN, no inf)."""
         checks = [p.isfinite().flatten(4).all(dim=-1) for p in self.params.values()]
-        return torch.stack(checks).all(dim=0)
+        return torch.stack(checks).all(dim=0).transpose(1, 2)  # from the training layout
+
+    def probe_order(self, t: Tensor) -> Tensor:
+        """A training-layout tensor as `[P, *per-probe shape]` in probe order."""
+        return t.transpose(1, 2).reshape(-1, *t.shape[4:])
 
     def export(self, tensors: dict[str, Tensor]) -> dict[str, Tensor]:
         """Per-probe CPU tensors `[P, ...]` in probe order, weights as `[P, in, out]`."""
         out = {}
         for name, t in tensors.items():
-            flat = t.reshape(-1, *self.specs[name].shape).cpu()
+            flat = self.probe_order(t).cpu()
             out[name] = (flat.transpose(1, 2) if flat.ndim == 3 else flat).contiguous()
         return out
 
     @staticmethod
-    def fused(t: Tensor, active: int) -> Tensor:
-        """A training-layout tensor's first `active` masks as `[group, variant * out, ...]`
-        (a view: group = mask x seed x site, the variants stacked along the output)."""
-        t = t[:active]
-        return t.view(-1, t.shape[3] * t.shape[4], *t.shape[5:])
+    def fused(t: Tensor, block: Block) -> Tensor:
+        """A training-layout tensor's block (mask, sites) as `[site * seed, variant * out, ...]`
+        (a view: the variants stacked along the output)."""
+        m, sites = block
+        t = t[m, sites]
+        return t.view(t.shape[0] * t.shape[1], t.shape[2] * t.shape[3], *t.shape[4:])
 
     @staticmethod
-    def per_probe(t: Tensor, active: int) -> Tensor:
-        """A training-layout tensor's first `active` masks as `[probe, out, ...]` (a view)."""
-        t = t[:active]
-        return t.view(-1, *t.shape[4:])
+    def per_probe(t: Tensor, block: Block) -> Tensor:
+        """A training-layout tensor's block as `[site * seed * variant, out, ...]` (a view)."""
+        m, sites = block
+        t = t[m, sites]
+        return t.view(t.shape[0] * t.shape[1] * t.shape[2], *t.shape[3:])
 
-    def forward(self, active: int, x: Tensor) -> Tensor:
-        """Training logits `[group, variant * out, batch]` of the first `active` masks, from
-        inputs `x [group, batch, dim]` (group = mask x seed x site)."""
+    def forward(
+        self, block: Block, x: Float[Tensor, "group batch dim"]
+    ) -> tuple[Tensor, list[Tensor]]:
+        """Training logits `[site * seed, variant * out, batch]` of a block from its inputs
+        `[site * seed, batch, dim]`, and what `backward` needs."""
         raise NotImplementedError
 
-    def backward(self, active: int, x: Tensor, dlogits: Tensor) -> None:
-        """Write the gradients of the first `active` masks into `self.grads`."""
+    def backward(self, block: Block, x: Tensor, cache: list[Tensor], dlogits: Tensor) -> None:
+        """Write the gradients of a block into `self.grads`."""
         raise NotImplementedError
 
     def logits(
@@ -106,9 +120,9 @@ class BatchedProbes:
 
 
 def _per_site(w: Tensor) -> Tensor:
-    """`[mask, seed, site, variant, out, *in]` -> `[site, *in, mask*seed*variant*out]`."""
-    t = w.shape[2]
-    moved = w.permute(2, *range(5, w.ndim), 0, 1, 3, 4)
+    """`[mask, site, seed, variant, out, *in]` -> `[site, *in, mask*seed*variant*out]`."""
+    t = w.shape[1]
+    moved = w.permute(1, *range(5, w.ndim), 0, 2, 3, 4)
     return moved.reshape(t, *w.shape[5:], -1)
 
 
@@ -119,13 +133,21 @@ class LinearProbes(BatchedProbes):
         self.specs = {"coef": ParamSpec((out, dim), dim), "intercept": ParamSpec((out,), dim)}
         super().__init__(layout)
 
-    def forward(self, active: int, x: Tensor) -> Tensor:
-        w, b = self.fused(self.params["coef"], active), self.fused(self.params["intercept"], active)
-        return torch.baddbmm(b[..., None], w, x.transpose(1, 2))
+    def forward(
+        self, block: Block, x: Float[Tensor, "group batch dim"]
+    ) -> tuple[Tensor, list[Tensor]]:
+        w, b = self.fused(self.params["coef"], block), self.fused(self.params["intercept"], block)
+        # bmm then the bias: ~15% faster than baddbmm for these skinny products on the CPU
+        logits = torch.bmm(w.to(x.dtype), x.transpose(1, 2))
+        return logits.float().add_(b[..., None]), []
 
-    def backward(self, active: int, x: Tensor, dlogits: Tensor) -> None:
-        torch.bmm(dlogits, x, out=self.fused(self.grads["coef"], active))
-        torch.sum(dlogits, dim=2, out=self.fused(self.grads["intercept"], active))
+    def backward(self, block: Block, x: Tensor, cache: list[Tensor], dlogits: Tensor) -> None:
+        grad_w = self.fused(self.grads["coef"], block)
+        if x.dtype != grad_w.dtype:
+            grad_w.copy_(torch.bmm(dlogits.to(x.dtype), x))
+        else:
+            torch.bmm(dlogits, x, out=grad_w)
+        torch.sum(dlogits, dim=2, out=self.fused(self.grads["intercept"], block))
 
     def logits(
         self, tensors: dict[str, Tensor], xs: Float[Tensor, "site item dim"]
@@ -146,27 +168,36 @@ class MLPProbes(BatchedProbes):
         }
         self.hidden = hidden
         super().__init__(layout)
-        self._h = torch.empty(0)
 
-    def forward(self, active: int, x: Tensor) -> Tensor:
+    def forward(
+        self, block: Block, x: Float[Tensor, "group batch dim"]
+    ) -> tuple[Tensor, list[Tensor]]:
         p = self.params
-        w1, b1 = self.fused(p["hidden_weight"], active), self.fused(p["hidden_bias"], active)
-        hid = torch.baddbmm(b1[..., None], w1, x.transpose(1, 2)).relu_()  # [g, V*H, batch]
-        self._h = hid.view(-1, self.hidden, x.shape[1])  # [g*V, H, batch]
-        w2, b2 = self.per_probe(p["coef"], active), self.per_probe(p["intercept"], active)
-        out = torch.baddbmm(b2[..., None], w2, self._h)  # [g*V, C, batch]
-        return out.view(x.shape[0], -1, x.shape[1])
+        w1, b1 = self.fused(p["hidden_weight"], block), self.fused(p["hidden_bias"], block)
+        if x.dtype != w1.dtype:
+            hid = torch.bmm(w1.to(x.dtype), x.transpose(1, 2)).float().add_(b1[..., None])
+        else:
+            hid = torch.baddbmm(b1[..., None], w1, x.transpose(1, 2))
+        hid = hid.relu_()
+        hid = hid.view(-1, self.hidden, x.shape[1])  # [site*seed*V, H, batch]
+        w2, b2 = self.per_probe(p["coef"], block), self.per_probe(p["intercept"], block)
+        out = torch.baddbmm(b2[..., None], w2, hid)  # [site*seed*V, C, batch]
+        return out.view(x.shape[0], -1, x.shape[1]), [hid]
 
-    def backward(self, active: int, x: Tensor, dlogits: Tensor) -> None:
-        hid, grads = self._h, self.grads
-        dout = dlogits.view(hid.shape[0], -1, x.shape[1])  # [g*V, C, batch]
-        torch.bmm(dout, hid.transpose(1, 2), out=self.per_probe(grads["coef"], active))
-        torch.sum(dout, dim=2, out=self.per_probe(grads["intercept"], active))
-        w2 = self.per_probe(self.params["coef"], active)
-        dhid = torch.bmm(w2.transpose(1, 2), dout).mul_(hid > 0)  # [g*V, H, batch]
-        dhid = dhid.view(x.shape[0], -1, x.shape[1])  # [g, V*H, batch]
-        torch.bmm(dhid, x, out=self.fused(grads["hidden_weight"], active))
-        torch.sum(dhid, dim=2, out=self.fused(grads["hidden_bias"], active))
+    def backward(self, block: Block, x: Tensor, cache: list[Tensor], dlogits: Tensor) -> None:
+        (hid,), grads = cache, self.grads
+        dout = dlogits.view(hid.shape[0], -1, x.shape[1])  # [site*seed*V, C, batch]
+        torch.bmm(dout, hid.transpose(1, 2), out=self.per_probe(grads["coef"], block))
+        torch.sum(dout, dim=2, out=self.per_probe(grads["intercept"], block))
+        w2 = self.per_probe(self.params["coef"], block)
+        dhid = torch.bmm(w2.transpose(1, 2), dout).mul_(hid > 0)  # [site*seed*V, H, batch]
+        dhid = dhid.view(x.shape[0], -1, x.shape[1])  # [site*seed, V*H, batch]
+        grad_w1 = self.fused(grads["hidden_weight"], block)
+        if x.dtype != grad_w1.dtype:
+            grad_w1.copy_(torch.bmm(dhid.to(x.dtype), x))
+        else:
+            torch.bmm(dhid, x, out=grad_w1)
+        torch.sum(dhid, dim=2, out=self.fused(grads["hidden_bias"], block))
 
     def logits(
         self, tensors: dict[str, Tensor], xs: Float[Tensor, "site item dim"]
@@ -174,7 +205,6 @@ class MLPProbes(BatchedProbes):
         w1, b1 = _per_site(tensors["hidden_weight"]), _per_site(tensors["hidden_bias"])
         hid = torch.baddbmm(b1[:, None], xs, w1).relu_()
         hid = self.layout.from_site_major(hid.view(*hid.shape[:2], -1, self.hidden))
-        n_probes = hid.shape[0]
-        w2 = tensors["coef"].reshape(n_probes, -1, self.hidden).transpose(1, 2)
-        out = torch.baddbmm(tensors["intercept"].reshape(n_probes, 1, -1), hid, w2)
+        w2 = self.probe_order(tensors["coef"]).transpose(1, 2)
+        out = torch.baddbmm(self.probe_order(tensors["intercept"])[:, None], hid, w2)
         return self.layout.to_site_major(out)

@@ -1,8 +1,9 @@
-"""AdamW over the masks of a grid: one step count and learning rate per mask.
+"""AdamW over the blocks of a grid: one (mask, sites) slice of every parameter at a time.
 
-Masks run different numbers of steps, so each mask's slice of every parameter is its own
-AdamW problem; all of them share torch's functional (fused where supported) AdamW kernel, which
-is elementwise, so a probe's update is the same whatever else is in the batch.
+Masks run different numbers of steps, so each mask's slice is its own AdamW problem with its own
+step count and learning rate; each block keeps its own step counter, so blocks can be updated by
+different worker threads. All share torch's functional (fused where supported)
+AdamW kernel, which is elementwise, so a probe's update is the same whatever else is in the grid.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from torch import Tensor
 from torch.optim.adamw import adamw
 
 from probes.config import TrainConfig
+from probes.linear import Block
 
 
 class MaskedAdamW:
-    """AdamW state for `params` (training-layout tensors whose first axis is the mask)."""
+    """AdamW state for `params` (training-layout tensors `[mask, site, ...]`)."""
 
     def __init__(
         self,
@@ -23,6 +25,7 @@ class MaskedAdamW:
         grads: list[Tensor],
         steps_per_epoch: list[int],
         config: TrainConfig,
+        blocks: list[Block],
     ) -> None:
         self.config = config
         self.params, self.grads = params, grads
@@ -30,33 +33,33 @@ class MaskedAdamW:
         self.exp_avg_sq = [torch.zeros_like(p) for p in params]
         device = params[0].device
         self.fused = True if device.type in ("cpu", "cuda") else None
-        n_masks = params[0].shape[0]
-        self.state_steps = [
-            [torch.zeros((), dtype=torch.float32, device=device) for _ in params]
-            for _ in range(n_masks)
-        ]
+        self.state_steps = {
+            _key(block): [torch.zeros((), device=device) for _ in params] for block in blocks
+        }
         self.total = [config.epochs * s for s in steps_per_epoch]
-        self.taken = [0] * n_masks
 
-    def step(self, active: int) -> None:
-        """One update of the first `active` masks (their gradients are in `grads`)."""
-        c = self.config
-        for m in range(active):
-            lr = c.lr * c.lr_factor(self.taken[m], self.total[m])
-            adamw(
-                [p[m] for p in self.params],
-                [g[m] for g in self.grads],
-                [e[m] for e in self.exp_avg],
-                [e[m] for e in self.exp_avg_sq],
-                [],
-                self.state_steps[m],
-                fused=self.fused,
-                amsgrad=False,
-                beta1=c.betas[0],
-                beta2=c.betas[1],
-                lr=lr,
-                weight_decay=c.weight_decay,
-                eps=c.eps,
-                maximize=False,
-            )
-            self.taken[m] += 1
+    def step(self, block: Block, taken: int) -> None:
+        """Update a block (mask, sites) from its gradients in `grads`; `taken`: the mask's
+        updates so far (its place in the learning-rate schedule)."""
+        c, (m, sites) = self.config, block
+        adamw(
+            [p[m, sites] for p in self.params],
+            [g[m, sites] for g in self.grads],
+            [e[m, sites] for e in self.exp_avg],
+            [e[m, sites] for e in self.exp_avg_sq],
+            [],
+            self.state_steps[_key(block)],
+            fused=self.fused,
+            amsgrad=False,
+            beta1=c.betas[0],
+            beta2=c.betas[1],
+            lr=c.lr * c.lr_factor(taken, self.total[m]),
+            weight_decay=c.weight_decay,
+            eps=c.eps,
+            maximize=False,
+        )
+
+
+def _key(block: Block) -> tuple[int, int]:
+    m, sites = block
+    return (m, sites.start or 0)

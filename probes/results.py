@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import polars as pl
 import torch
-from jaxtyping import Float, Shaped
+from jaxtyping import Float, Int, Shaped
 from safetensors.torch import load as safetensors_load
 from safetensors.torch import save as safetensors_bytes
 from torch import Tensor
@@ -50,8 +50,9 @@ class ProbeResults:
 
     probes: one row per probe (probe, site, seed, variant, mask, best_epoch; epochs from 1);
     metrics: long frame (probe, split, metric, value) at each probe's best dev epoch;
-    weights: `coef [P, D, C]`, `intercept [P, C]` (MLP: also `hidden_weight [P, D, H]`,
-    `hidden_bias [P, H]`, and `coef` is `[P, H, C]`), CPU tensors in probe order;
+    weights: stored input-major, `coef [P, D, C]`, `intercept [P, C]` (MLP: also
+    `hidden_weight [P, D, H]`, `hidden_bias [P, H]`, and `coef` is `[P, H, C]`), CPU tensors in
+    probe order; `coef_` / `intercept_` give the output layer in scikit-learn's layout;
     codelengths: (site, seed, variant, online_bits, uniform_bits, compression) or None;
     test: every probe's test predictions and targets (`TestPredictions`), or None.
     """
@@ -65,23 +66,30 @@ class ProbeResults:
     test: TestPredictions | None = None
 
     @property
-    def coef_(self) -> Float[Tensor, "probe in class"]:
-        """Output-layer weights `[P, D (or H), C]`."""
-        return self.weights["coef"]
+    def coef_(self) -> Float[Tensor, "probe class in"]:
+        """Output-layer weights `[P, C, D (or H)]`: scikit-learn's layout, as
+        `LogisticProbes.coef_` (a view of `weights["coef"]`, which is stored input-major)."""
+        return self.weights["coef"].transpose(1, 2)
 
     @property
     def intercept_(self) -> Float[Tensor, "probe class"]:
         """Output-layer biases `[P, C]`."""
         return self.weights["intercept"]
 
-    def logits(self, feats: Float[Tensor, "item site dim"]) -> Float[Tensor, "probe item out"]:
-        """Every probe's outputs on `feats` (the site axis the probes were trained on)."""
+    def logits(
+        self, feats: Float[Tensor, "item site dim"], rows: Int[Tensor, " row"] | None = None
+    ) -> Float[Tensor, "probe row out"]:
+        """Every probe's outputs on `feats` (the site axis the probes were trained on), or on
+        its `rows` only (read one site at a time: no copy of those rows' features)."""
         w = {n: t.to(feats.device) for n, t in self.weights.items()}
         sites = torch.tensor(self.probes.sort("probe")["site"].to_list())
-        out = torch.empty(len(sites), feats.shape[0], w["coef"].shape[-1], device=feats.device)
+        n = feats.shape[0] if rows is None else rows.shape[0]
+        index = None if rows is None else rows.to(feats.device)
+        out = torch.empty(len(sites), n, w["coef"].shape[-1], device=feats.device)
         for site in sites.unique().tolist():
             at = (sites == site).nonzero().flatten().to(feats.device)
-            x = feats[:, site].float()
+            x = feats[:, site] if index is None else feats[:, site].index_select(0, index)
+            x = x.float()
             if "hidden_weight" in w:
                 hid = torch.einsum("nd,pdh->pnh", x, w["hidden_weight"][at])
                 x_p = (hid + w["hidden_bias"][at, None]).relu_()
@@ -91,9 +99,12 @@ class ProbeResults:
                 out[at] = logits + w["intercept"][at, None]
         return out
 
-    def predict(self, feats: Float[Tensor, "item site dim"]) -> Shaped[Tensor, " probe item *o"]:
-        """Predictions of every probe: class ids, 0/1 label rows (bool), or values."""
-        logits = self.logits(feats)
+    def predict(
+        self, feats: Float[Tensor, "item site dim"], rows: Int[Tensor, " row"] | None = None
+    ) -> Shaped[Tensor, " probe row *o"]:
+        """Predictions of every probe (on `feats`, or its `rows`): class ids, 0/1 label rows
+        (bool), or values."""
+        logits = self.logits(feats, rows)
         return make_head(self.head, logits.shape[-1]).predict(logits)
 
     def table(self) -> pl.DataFrame:

@@ -36,27 +36,31 @@ def training_order(train_items: Int[Tensor, " item"], order_key: int) -> Int[Ten
 class RowStreams:
     """Minibatch rows for every (mask, order key): epoch permutations, padded to whole batches.
 
-    Masks come largest first, so the masks still running at step t are a prefix `[:active(t)]`.
+    `members[m][r]` are the training items of mask m for order key r (their sizes equal over
+    the keys); masks come largest first, so the masks still running at step t are a prefix
+    `[:active(t)]`.
     """
 
     def __init__(
         self,
-        train_items: Int[Tensor, " item"],
-        mask_sizes: list[int],
+        members: list[list[Int[Tensor, " _"]]],
         order_keys: list[int],
         batch_size: int,
         device: torch.device,
     ) -> None:
-        self.orders = [training_order(train_items, key) for key in order_keys]
-        self.mask_sizes = mask_sizes
+        self.member_lists = members
+        self.mask_sizes = [int(streams[0].numel()) for streams in members]
+        self.n_streams = len(order_keys)
         self.batch_size = batch_size
         self.device = device
-        self.generators = [[keyed_generator("order", k, n) for k in order_keys] for n in mask_sizes]
-        self.steps = [math.ceil(n / batch_size) for n in mask_sizes]
+        self.generators = [
+            [keyed_generator("order", k, n) for k in order_keys] for n in self.mask_sizes
+        ]
+        self.steps = [math.ceil(n / batch_size) for n in self.mask_sizes]
 
     def members(self, mask: int, stream: int) -> Int[Tensor, " item"]:
         """The training items of a mask for one order key."""
-        return self.orders[stream][: self.mask_sizes[mask]]
+        return self.member_lists[mask][stream]
 
     def active(self, step: int) -> int:
         """How many masks (a prefix) still have a batch at `step` of the epoch."""
@@ -72,7 +76,7 @@ class RowStreams:
         padding), both `[mask, order key, steps * batch]`."""
         b = self.batch_size
         width = self.steps[0] * b
-        rows = torch.zeros(len(self.mask_sizes), len(self.orders), width, dtype=torch.int64)
+        rows = torch.zeros(len(self.mask_sizes), self.n_streams, width, dtype=torch.int64)
         weight = torch.zeros(rows.shape)
         for m, n in enumerate(self.mask_sizes):
             real = torch.arange(n)
@@ -84,7 +88,9 @@ class RowStreams:
 
 
 class DropoutStreams:
-    """Inverted-dropout keep masks per (mask, seed), drawn on the device, reused buffer."""
+    """Inverted-dropout keep masks per (mask, seed), each from its own keyed generator, drawn a
+    chunk of steps at a time into one buffer per (mask, seed) (blocks of different (mask, seed)
+    draw on different threads; the site groups of one (mask, seed) share its masks)."""
 
     def __init__(
         self,
@@ -93,22 +99,24 @@ class DropoutStreams:
         p: float,
         batch_size: int,
         dim: int,
+        steps: int,
         device: torch.device,
     ) -> None:
         self.p = p
         self.generators = [
             [keyed_generator("dropout", s, n, device=device) for s in seeds] for n in mask_sizes
         ]
-        self.buffer = torch.ones(len(mask_sizes), len(seeds), batch_size, dim, device=device)
+        # two slots: one chunk is drawn while the previous one trains
+        shape = (2, len(mask_sizes), len(seeds), steps, batch_size, dim)
+        self.buffer = torch.ones(shape, device=device)
 
-    def step(self, sizes: list[int]) -> Tensor:
-        """Keep masks `[mask, seed, batch, dim]` scaled by 1/(1-p) for the active masks; rows
-        past a batch's end are junk (their loss weight is 0). Per step: left unannotated."""
-        keep = self.buffer[: len(sizes)]
+    def draw(self, slot: int, m: int, s: int, sizes: list[int]) -> Tensor:
+        """Keep masks `[step, batch, dim]` of (mask m, seed s) for its next `len(sizes)` steps
+        (`sizes`: each step's real rows) into buffer `slot`, scaled by 1/(1-p); rows past a
+        batch's real size are junk (their loss weight is 0). Per chunk: left unannotated."""
+        keep = self.buffer[slot, m, s, : len(sizes)]
         if self.p == 0:
             return keep
-        dim = keep.shape[-1]
-        for m, size in enumerate(sizes):
-            for s, gen in enumerate(self.generators[m]):
-                torch.rand(size, dim, generator=gen, out=keep[m, s, :size])
+        for step, size in enumerate(sizes):
+            torch.rand(size, keep.shape[2], generator=self.generators[m][s], out=keep[step, :size])
         return keep.ge_(self.p).mul_(1.0 / (1.0 - self.p))

@@ -1,10 +1,13 @@
-"""Trainer A: every probe of a grid trained in one minibatch AdamW loop (Holmes protocol).
+"""The minibatch AdamW grid trainer: every probe of a grid trained in one loop (Holmes protocol).
 
-Per step, the rows of each (mask, order key) are gathered once for all sites; each seed's
-dropout mask multiplies them for all the seed's sites and variants; one batched matmul computes
-the logits of every probe (variants fused along the output axis, see `linear.py`); the gradient
-is written by hand (no autograd) and one fused AdamW step updates every probe. Masks run their
-own number of steps per epoch: the masks still running at step t are a prefix of the mask axis.
+The work is cut into blocks of one mask and up to `SITE_GROUP` sites, with every seed: per step,
+a block gathers each seed's batch rows for its sites; each seed's dropout mask (drawn ahead for a
+chunk of steps) multiplies them for all its sites and variants; one batched matmul computes the
+logits of the block's probes (variants fused along the output axis, see `linear.py`); the
+gradient is written by hand (no autograd) and one fused AdamW step updates them. Blocks are
+independent, so the worker threads (`workers.py`) take them `STEP_CHUNK` steps at a time, each
+with one intra-op thread; masks run their own number of steps per epoch. Results do not depend
+on the number of threads.
 
 Every random draw is keyed by the probe's identity (`streams.py`), so each probe's outcome equals
 training it alone (a one-probe grid) with the same seed, up to float reassociation.
@@ -13,6 +16,8 @@ training it alone (a one-probe grid) with the same seed, up to float reassociati
 from __future__ import annotations
 
 import warnings
+from functools import partial
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -35,12 +40,17 @@ from probes.inputs import (
     type_ids,
     warn_absent_classes,
 )
-from probes.linear import BatchedProbes, LinearProbes, MLPProbes
-from probes.mdl import block_bounds, grid_codelengths, prefix_size, uniform_codelength
+from probes.linear import BatchedProbes, Block, LinearProbes, MLPProbes
+from probes.masks import per_seed, plan_masks
+from probes.mdl import block_bounds, grid_codelengths, uniform_codelength
 from probes.optim import MaskedAdamW
 from probes.results import ProbeResults, codelength_frame, metrics_frame
 from probes.splits import DEV, TRAIN, Splits, split_codes, warn_empty_test
 from probes.streams import DropoutStreams, RowStreams
+from probes.workers import WorkerPool, worker_pool
+
+STEP_CHUNK = 16  # steps a worker runs on one block before the next hand-out (not results)
+SITE_GROUP = 4  # sites per block: enough blocks to share between workers (not results)
 
 
 def fit_probes(
@@ -68,14 +78,13 @@ def fit_probes(
     check_features(feats)
     n_items, n_sites, _ = feats.shape
     codes = split_codes(splits, n_items)
-    if not bool((codes == DEV).any()):
+    if grid.dev_masks is None and not bool((codes == DEV).any()):
         raise ProbeInputError(
             "splits: no item is in dev; the best epoch is chosen on dev (Holmes), so assign"
             " dev items (e.g. random_splits(n_items))."
         )
     warn_empty_test(codes)
     target = check_targets(targets, n_items, num_classes)
-    warn_absent_classes(target, codes)
     head = make_head(target.kind, target.num_classes)
     select_by = config.select_by or head.primary
     if select_by != "loss" and select_by not in head.metric_names:
@@ -89,8 +98,11 @@ def fit_probes(
     dev = resolve_device(device, feats)
     ids = type_ids(keys, n_items) if keys is not None else None
     sweep = _Sweep(feats, codes, target, ids, layout, head, select_by, grid, config, dev)
-    sweep.run(progress)
-    return sweep.results()
+    explicit = grid.explicit_masks
+    warn_absent_classes(target, codes, None if explicit is None else per_seed(explicit))
+    with worker_pool(config.threads if dev.type == "cpu" else 1) as pool:
+        sweep.run(progress, pool)
+        return sweep.results(pool)
 
 
 class _Sweep:
@@ -113,74 +125,153 @@ class _Sweep:
         self.layout, self.head, self.grid, self.config = layout, head, grid, config
         self.x = _site_features(feats, layout.sites, device)
         self.targets = _variant_targets(target, ids, layout).to(device)
-        self.train_items = (codes == TRAIN).nonzero().flatten()
-        self.mask_sizes = [prefix_size(f, len(self.train_items)) for f in layout.masks]
         keys = [config.order_seed] if config.shared_order else list(layout.seeds)
-        self.streams = RowStreams(
-            self.train_items, self.mask_sizes, keys, config.batch_size, device
+        self.plan = plan_masks(
+            grid.explicit_masks,
+            grid.explicit_dev_masks,
+            layout.masks,
+            codes,
+            keys,
+            len(layout.seeds),
         )
+        self.streams = RowStreams(self.plan.members, keys, config.batch_size, device)
         self.dropout = DropoutStreams(
-            layout.seeds, self.mask_sizes, config.dropout, config.batch_size, dim, device
+            layout.seeds,
+            self.plan.sizes,
+            config.dropout,
+            config.batch_size,
+            dim,
+            STEP_CHUNK,
+            device,
         )
         self.probes = _make_probes(grid, layout, dim, head.outputs).to(device)
         self.evaluator = Evaluator(
-            self.x, codes, self.targets, layout, head, self.probes, config.eval_batch, select_by
+            self.x,
+            codes,
+            self.targets,
+            layout,
+            head,
+            self.probes,
+            config.eval_batch,
+            select_by,
+            self.plan.dev,
         )
         self.codes, self.target = codes, target
+        compute = torch.bfloat16 if config.compute == "bfloat16" else torch.float32
+        n_sites, batch = layout.shape[2], config.batch_size
+        groups = [slice(a, min(n_sites, a + SITE_GROUP)) for a in range(0, n_sites, SITE_GROUP)]
+        self.blocks: list[Block] = [(m, g) for m in range(len(self.plan.sizes)) for g in groups]
+        n_seeds = len(layout.seeds)
+        self.inputs = {
+            (m, g.start): torch.empty(
+                g.stop - g.start, n_seeds, batch, dim, dtype=compute, device=device
+            )
+            for m, g in self.blocks
+        }
 
-    def run(self, progress: bool) -> None:
-        """All epochs: training steps, then the dev selection of each epoch."""
-        _, n_seeds, n_sites, n_var = self.layout.shape
-        b = self.config.batch_size
-        n_items, _, dim = self.x.shape
-        flat = self.x.view(n_items, n_sites * dim)
-        inputs = torch.empty(*self.layout.shape[:3], b, dim, device=self.x.device)
+    def run(self, progress: bool, pool: WorkerPool) -> None:
+        """All epochs: training steps block by block, then the dev selection of each epoch."""
+        n_seeds = self.layout.shape[1]
         names = list(self.probes.params)
-        opt = MaskedAdamW(
+        self.opt = MaskedAdamW(
             [self.probes.params[n] for n in names],
             [self.probes.grads[n] for n in names],
             self.streams.steps,
             self.config,
+            self.blocks,
         )
         seed_ix = torch.arange(n_seeds, device=self.x.device)[None, :, None]
         by_item = self.targets.movedim(2, 0)  # [item, seed, variant, *label]
+        streams = self.streams.n_streams
+        seeds = [(m, s) for m in range(len(self.plan.sizes)) for s in range(n_seeds)]
         epochs = tqdm(range(self.config.epochs), disable=not progress, desc="probes", unit="epoch")
         for epoch in epochs:
             rows, weight = self.streams.epoch()
-            expanded = rows.expand(-1, n_seeds, -1)
+            expanded = rows.expand(-1, n_seeds, -1) if streams == 1 else rows
             targets = self.head.encode(by_item[expanded, seed_ix])  # [mask, seed, row, var, out]
             targets = targets.movedim(2, -1).contiguous()  # [mask, seed, var, out, row]
-            for step in range(self.streams.steps[0]):
-                active = self.streams.active(step)
-                part = slice(step * b, (step + 1) * b)
-                r = rows[:active, :, part]
-                gathered = flat.index_select(0, r.reshape(-1))
-                gathered = gathered.view(active, r.shape[1], b, n_sites, dim).transpose(2, 3)
-                keep = self.dropout.step(self.streams.batch_sizes(step, active))
-                x = torch.mul(gathered, keep[:, :, None], out=inputs[:active]).view(-1, b, dim)
-                logits = self.probes.forward(active, x)  # [group, variant * out, batch]
-                shaped = logits.view(active, n_seeds, n_sites, n_var, -1, b)
-                w = weight[:active, :, None, None, None, part]
-                grad = self.head.grad(shaped, targets[:active, :, None, ..., part], w)
-                self.probes.backward(active, x, grad.view(logits.shape))
-                opt.step(active)
-            self.probes.keep_best(self.evaluator.select(epoch))
+            starts = range(0, self.streams.steps[0], STEP_CHUNK)
+            pool.map(self._keep, [(0, m, s, 0) for m, s in seeds])
+            for chunk, start in enumerate(starts):
+                # this chunk's steps, and the next chunk's dropout draws into the other slot
+                work: list[tuple[int, int, int, int] | Block] = [
+                    blk for blk in self.blocks if self.streams.steps[blk[0]] > start
+                ]
+                following = start + STEP_CHUNK
+                work += [
+                    ((chunk + 1) % 2, m, s, following)
+                    for m, s in seeds
+                    if self.streams.steps[m] > following
+                ]
+                job = partial(
+                    self._job,
+                    epoch=epoch,
+                    start=start,
+                    slot=chunk % 2,
+                    rows=rows,
+                    weight=weight,
+                    targets=targets,
+                )
+                pool.map(job, work)
+            self.probes.keep_best(self.evaluator.select(epoch, pool))
+
+    def _job(self, item: tuple[int, int, int, int] | Block, **steps: Any) -> None:
+        """A block's steps, or a (slot, mask, seed, start) dropout draw."""
+        if len(item) == 4:
+            self._keep(item)  # type: ignore[arg-type]
+        else:
+            self._steps(item, **steps)  # type: ignore[arg-type]
+
+    def _keep(self, draw: tuple[int, int, int, int]) -> None:
+        """Draw the dropout keep masks of (mask, seed) for steps `start..` into `slot`."""
+        slot, m, s, start = draw
+        b, n = self.config.batch_size, self.plan.sizes[m]
+        stop = min(start + STEP_CHUNK, self.streams.steps[m])
+        self.dropout.draw(slot, m, s, [min(b, n - step * b) for step in range(start, stop)])
+
+    def _steps(
+        self,
+        block: Block,
+        epoch: int,
+        start: int,
+        slot: int,
+        rows: Tensor,
+        weight: Tensor,
+        targets: Tensor,
+    ) -> None:
+        """Steps `start..start + STEP_CHUNK` of a block (mask m, a group of sites, every seed):
+        gather the batches of all seeds for its sites, dropout, logits, gradient and AdamW.
+        Per step: left unannotated."""
+        m, sites = block
+        n_var, b, dim = self.layout.shape[3], self.config.batch_size, self.x.shape[2]
+        width, n_streams = sites.stop - sites.start, self.streams.n_streams
+        flat = self.x[:, sites].reshape(self.x.shape[0], width * dim)  # a view (rows strided)
+        inputs, steps = self.inputs[(m, sites.start)], self.streams.steps[m]
+        keep = self.dropout.buffer[slot, m]  # [seed, step, batch, dim]
+        x = inputs.view(-1, b, dim)  # [site * seed, batch, dim]
+        for step in range(start, min(start + STEP_CHUNK, steps)):
+            part = slice(step * b, (step + 1) * b)
+            gathered = flat.index_select(0, rows[m, :, part].reshape(-1))
+            gathered = gathered.view(n_streams, b, width, dim).permute(2, 0, 1, 3)
+            torch.mul(gathered, keep[:, step - start], out=inputs)  # [site, seed, batch, dim]
+            logits, cache = self.probes.forward(block, x)  # [site * seed, variant * out, batch]
+            shaped = logits.view(width, -1, n_var, logits.shape[1] // n_var, b)
+            w = weight[m, :, None, None, part]  # [stream, 1, 1, batch]
+            grad = self.head.grad(shaped, targets[m, ..., part], w)
+            self.probes.backward(block, x, cache, grad.view(logits.shape))
+            self.opt.step(block, epoch * steps + step)
 
     def train_members(self) -> Tensor:
         """`[probe, item]`: whether an item is in the probe's training mask."""
-        m_count, n_seeds, n_sites, n_var = self.layout.shape
-        members = torch.zeros(m_count, n_seeds, self.x.shape[0], dtype=torch.bool)
-        for m in range(m_count):
-            for s in range(n_seeds):
-                stream = 0 if self.config.shared_order else s
-                members[m, s, self.streams.members(m, stream)] = True
-        members = members[:, :, None, None].expand(-1, -1, n_sites, n_var, -1)
-        return members.reshape(self.layout.n_probes, -1).to(self.x.device)
+        n_seeds = self.layout.shape[1]
+        members = self.plan.train_membership(self.x.shape[0], n_seeds, self.config.shared_order)
+        return self.layout.per_probe(members).to(self.x.device)
 
-    def results(self) -> ProbeResults:
+    def results(self, pool: WorkerPool) -> ProbeResults:
         """Final evaluation with each probe's best-epoch parameters."""
         blocks = self.grid.mdl_blocks
-        scores, bits = self.evaluator.final(self.train_members(), with_bits=blocks is not None)
+        members = self.train_members()
+        scores, bits = self.evaluator.final(members, with_bits=blocks is not None, pool=pool)
         diverged = self.evaluator.diverged_epoch.cpu()
         scores = unscored(scores, diverged)
         frame = self.layout.frame().with_columns(
@@ -188,10 +279,10 @@ class _Sweep:
             diverged_epoch=pl.Series(diverged.numpy()).replace(0, None),
         )
         codelengths = None
-        if blocks is not None and bits is not None:
-            n_train, k = len(self.train_items), self.target.num_classes
+        if blocks is not None and bits is not None and self.plan.orders is not None:
+            n_train, k = int((self.codes == TRAIN).sum()), self.target.num_classes
             seeds = range(len(self.layout.seeds))
-            orders = [self.streams.orders[0 if self.config.shared_order else s] for s in seeds]
+            orders = [self.plan.orders[0 if self.config.shared_order else s] for s in seeds]
             online = grid_codelengths(
                 bits.cpu(),
                 self.layout.shape,

@@ -2,11 +2,17 @@
 
 This is the suites' single path from (subject, task) to results: features come from
 `internals` (cached in the activation store when `store` is given), probes from `probes`.
+Features are extracted `FEATURE_CHUNK` items at a time into one preallocated tensor (in the
+store's dtype, e.g. float16, which `fit_probes` widens per minibatch), with an optional
+per-chunk reduction (e.g. averaging the two spans of a pair), so extraction never holds more
+than one chunk's working copies beside the result.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import ctypes
+import gc
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +25,10 @@ from internals import sites as site_rules
 from probes import ProbeGrid, ProbeResults, TrainConfig, fit_probes
 from suites.schema import conform, score_table, site_columns
 from suites.tasks import Task
+
+# Items per extraction call: a multiple of the store's shard size (2048), so the shards a chunked
+# extraction writes hold the same items as an unchunked one. Memory, not results.
+FEATURE_CHUNK = 4096
 
 
 @dataclass(frozen=True)
@@ -64,11 +74,55 @@ def task_features(
     *,
     pool: str = "mean",
     store: str | Path | None = None,
+    store_dtype: torch.dtype | None = None,
+    reduce: Callable[[Tensor], Tensor] | None = None,
     progress: bool = True,
 ) -> Tensor:
-    """`subject.features` of the task's items (every layer unless `sites` is given)."""
+    """`subject.features` of the task's items (every layer unless `sites` is given), kept in
+    `store_dtype` (default float32); `reduce` maps each chunk `[item, site, width]` to the
+    features kept (e.g. the mean of a pair's two spans)."""
     chosen = list(sites) if sites is not None else site_rules.every_layer(subject)
-    return subject.features(task.items(), chosen, pool=pool, store=store, progress=progress)  # type: ignore[arg-type]
+    items = task.items()
+    out: Tensor | None = None
+    for start in range(0, len(items), FEATURE_CHUNK):
+        chunk = subject.features(
+            items[start : start + FEATURE_CHUNK],  # type: ignore[arg-type]
+            chosen,
+            pool=pool,  # type: ignore[arg-type]
+            store=store,
+            store_dtype=store_dtype,
+            progress=progress,
+        )
+        if reduce is not None:
+            chunk = reduce(chunk)
+        if out is None:
+            dtype = store_dtype or chunk.dtype
+            out = torch.empty(len(items), *chunk.shape[1:], dtype=dtype)
+        out[start : start + chunk.shape[0]] = chunk
+        del chunk
+        release_memory()
+    assert out is not None, "a task has at least one item"
+    return out
+
+
+def release_memory() -> None:
+    """Collect reference cycles (a backend's trace may leave some that hold tensors) and hand
+    the C heap's free pages back to the system (glibc's `malloc_trim`; elsewhere a no-op), so
+    the freed working copies of one extraction chunk or one subject do not stay resident."""
+    gc.collect()
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def _glibc() -> ctypes.CDLL | None:
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return None
+    return libc if hasattr(libc, "malloc_trim") else None
+
+
+_LIBC = _glibc()
 
 
 def probe_task(
@@ -80,6 +134,7 @@ def probe_task(
     config: TrainConfig | None = None,
     pool: str = "mean",
     store: str | Path | None = None,
+    store_dtype: torch.dtype | None = None,
     features: Tensor | None = None,
     device: str | torch.device | None = None,
     progress: bool = True,
@@ -89,7 +144,15 @@ def probe_task(
     feats = (
         features
         if features is not None
-        else task_features(subject, task, chosen, pool=pool, store=store, progress=progress)
+        else task_features(
+            subject,
+            task,
+            chosen,
+            pool=pool,
+            store=store,
+            store_dtype=store_dtype,
+            progress=progress,
+        )
     )
     results = fit_probes(
         feats,

@@ -4,12 +4,13 @@ its evaluation set: a 2x2 matrix per phenomenon (and site)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import polars as pl
 import torch
-from tqdm.auto import tqdm
 
 from probes import fit_probes
-from probes.splits import TEST, TRAIN
+from probes.splits import DEV, TEST, TRAIN
 from suites.curriculum.config import CurriculumConfig
 from suites.curriculum.features import NLIFeatures
 from suites.curriculum.probe_outputs import probe_probabilities, subset_metrics
@@ -54,30 +55,38 @@ def cross_distribution(
             f"{task.name}: the PVI table marks no {missing or ['test']} items as {HALVES};"
             " compute pvi_scores on this task first"
         )
+    codes = [
+        carve_dev(is_train & in_half[h], targets, config.dev_fraction, config.split_seed)
+        for h in HALVES
+    ]
+    grid = replace(
+        config.probe_grid(),
+        train_masks=torch.stack([c == TRAIN for c in codes]),
+        dev_masks=torch.stack([c == DEV for c in codes]),
+    )
+    result = fit_probes(
+        x,
+        targets,
+        task.splits,
+        grid,
+        config.train_config(),
+        num_classes=len(task.labels),
+        progress=progress,
+    )
+    test_rows = is_test.nonzero().flatten()
+    probs = probe_probabilities(result, x[test_rows])
     tables: list[pl.DataFrame] = []
-    for train_half in tqdm(HALVES, disable=not progress, desc=f"cross {task.phenomenon}"):
-        train = is_train & in_half[train_half]
-        codes = carve_dev(train, targets, config.dev_fraction, config.split_seed, test=is_test)
-        result = fit_probes(
-            x,
-            targets,
-            codes,
-            config.probe_grid(),
-            config.train_config(),
-            num_classes=len(task.labels),
-            progress=False,
-        )
-        test_rows = is_test.nonzero().flatten()
-        probs = probe_probabilities(result, x[test_rows])
+    for mask, train_half in enumerate(HALVES):
+        probes = result.probes.filter(pl.col("mask") == float(mask)).sort("probe")
+        chosen = torch.tensor(probes["probe"].to_list())
         for test_half in HALVES:
             include = in_half[test_half][test_rows]
-            scores = subset_metrics(probs, targets[test_rows], include)
-            probes = result.probes.sort("probe")
+            scores = subset_metrics(probs[chosen], targets[test_rows], include)
             tables.extend(
                 probes.select("seed", "site").with_columns(
                     train_half=pl.lit(train_half),
                     test_half=pl.lit(test_half),
-                    n_train=pl.lit(int((codes == TRAIN).sum())),
+                    n_train=pl.lit(int((codes[mask] == TRAIN).sum())),
                     n_test=pl.lit(int(include.sum())),
                     metric=pl.lit(metric),
                     value=pl.Series(values.tolist(), dtype=pl.Float64),

@@ -5,18 +5,20 @@ Paper §4: the model is trained on small seeded subsamples of a phenomenon's tra
 grid on frozen features: for every (N, seed) the training items are that seed's N-per-label
 subsample, the dev items a fixed stratified carve-out of train, the test items `val`.
 
-`probes.fit_probes` takes one training set per call (train masks are fractions of one seeded
-order, not label-stratified subsamples), so each (N, seed, input) is one call; the sites of the
-features train together inside it.
+All subsamples of an input train in one probe grid: the (N, seed) subsamples are explicit
+train masks `[N, seed, item]` of `probes.ProbeGrid`, the probes of seed s reading seed s's
+subsample, every site batched. Each probe trains exactly as it would in its own
+`fit_probes` call on that subsample (one call per (N, seed) gives the same numbers).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import product
+from dataclasses import replace
 
 import polars as pl
-from jaxtyping import Float
+import torch
+from jaxtyping import Bool, Float, Int
 from torch import Tensor
 from tqdm.auto import tqdm
 
@@ -63,29 +65,29 @@ def inoculation(
         )
     targets = task.targets
     base = base_codes(task, config.dev_fraction, config.split_seed)
+    masks = subsample_masks(base, targets, config)
+    grid = replace(config.probe_grid(), train_masks=masks)
+    sizes = pl.DataFrame(
+        {
+            "mask": [float(m) for m in range(len(config.sizes))],
+            "n_per_label": list(config.sizes),
+            "n_train": masks[:, 0].sum(dim=1).tolist(),
+        },
+        schema={"mask": pl.Float64, "n_per_label": pl.Int32, "n_train": pl.Int32},
+    )
     tables = []
-    runs = list(product(config.sizes, config.seeds, inputs))
-    for size, seed, name in tqdm(runs, disable=not progress, desc=f"inoculation {task.phenomenon}"):
-        codes = per_label_subsample(base, targets, size, seed)
+    for name in tqdm(inputs, disable=not progress, desc=f"inoculation {task.phenomenon}"):
         result = fit_probes(
             probe_input(feats, name, config),
             targets,
-            codes,
-            config.probe_grid((seed,)),
+            base,
+            grid,
             config.train_config(),
             num_classes=len(task.labels),
             progress=False,
         )
-        tables.append(
-            result.table()
-            .filter(variant="task")
-            .drop("variant", "mask")
-            .with_columns(
-                input=pl.lit(name),
-                n_per_label=pl.lit(size),
-                n_train=pl.lit(int((codes == TRAIN).sum())),
-            )
-        )
+        table = result.table().filter(variant="task").join(sizes, on="mask")
+        tables.append(table.drop("variant", "mask").with_columns(input=pl.lit(name)))
     return (
         pl.concat(tables)
         .join(feats.site_table(), on="site")
@@ -104,6 +106,21 @@ def inoculation(
             "value",
             "best_epoch",
         )
+        .sort("input", "n_per_label", "seed", "site", "split", "metric")
+    )
+
+
+def subsample_masks(
+    base: Int[Tensor, " item"], targets: Int[Tensor, " item"], config: CurriculumConfig
+) -> Bool[Tensor, "size seed item"]:
+    """The training items of every (N per label, seed): `per_label_subsample` as masks."""
+    return torch.stack(
+        [
+            torch.stack(
+                [per_label_subsample(base, targets, size, seed) == TRAIN for seed in config.seeds]
+            )
+            for size in config.sizes
+        ]
     )
 
 

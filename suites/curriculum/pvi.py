@@ -8,19 +8,22 @@ over a dataset; higher means easier.
 Every item gets a PVI from a probe that did not train on it: `val` items from probes trained on
 all of train, train items out-of-fold (`pvi_folds` stratified folds; the other folds train).
 Each training set carves its own stratified dev part for the best epoch (lowest dev loss).
-Per item, PVI is averaged over the probe seeds.
+Per item, PVI is averaged over the probe seeds. All training sets (folds and the full train
+set) are explicit train/dev masks of one probe grid, trained together; each probe trains as it
+would in its own `fit_probes` call on its training set.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import polars as pl
 import torch
 from jaxtyping import Bool, Float, Int
 from torch import Tensor
-from tqdm.auto import tqdm
 
-from probes import fit_probes
-from probes.splits import TEST, TRAIN
+from probes import ProbeResults, fit_probes
+from probes.splits import DEV, TEST, TRAIN
 from suites.curriculum.config import CurriculumConfig
 from suites.curriculum.features import NLIFeatures
 from suites.curriculum.probe_outputs import probe_probabilities
@@ -72,32 +75,25 @@ def difficulty_halves(pvi: Float[Tensor, " item"]) -> list[str]:
     return [SIMPLE if i in simple else HARD for i in range(len(order))]
 
 
-def _heldout_pvi(
+def _job_pvi(
+    result: ProbeResults,
+    mask: int,
     x: Float[Tensor, "item site width"],
     targets: Int[Tensor, " item"],
     train: Bool[Tensor, " item"],
     heldout: Bool[Tensor, " item"],
     num_classes: int,
-    config: CurriculumConfig,
 ) -> tuple[Float[Tensor, "site heldout"], Float[Tensor, "site heldout"], Float[Tensor, " heldout"]]:
-    """Probes trained on `train` (dev carved out); (PVI, log2 f[x](y)) averaged over seeds per
-    site, and log2 prior(y), for the `heldout` items."""
-    codes = carve_dev(train, targets, config.dev_fraction, config.split_seed, test=heldout)
-    result = fit_probes(
-        x,
-        targets,
-        codes,
-        config.probe_grid(),
-        config.train_config(select_by="loss"),
-        num_classes=num_classes,
-        progress=False,
-    )
+    """(PVI, log2 f[x](y)) averaged over seeds per site, and log2 prior(y), of the `heldout`
+    items under the probes of train mask `mask` (trained on `train`)."""
     rows = heldout.nonzero().flatten()
-    prior = label_prior(targets, num_classes, codes == TRAIN)
-    probs = probe_probabilities(result, x[rows])
+    prior = label_prior(targets, num_classes, train)
+    probes = result.probes.filter(pl.col("mask") == float(mask)).sort("probe")
+    chosen = torch.tensor(probes["probe"].to_list())
+    probs = probe_probabilities(result, x[rows])[chosen]
     pvi = pointwise_v_information(probs, targets[rows], prior)  # [probe, item]
     log_px = torch.log2(probs.gather(-1, targets[rows].expand(probs.shape[0], -1)[..., None]))
-    sites = torch.tensor(result.probes.sort("probe")["site"].to_list())
+    sites = torch.tensor(probes["site"].to_list())
     n_sites = x.shape[1]
     by_site = torch.zeros(n_sites, rows.numel(), dtype=torch.float64)
     px_site = torch.zeros_like(by_site)
@@ -151,8 +147,26 @@ def pvi_scores(
     log_px, log_prior = torch.zeros_like(pvi), torch.zeros(len(task), dtype=torch.float64)
     jobs = [(train & (fold != f), fold == f) for f in range(config.pvi_folds)]
     jobs += [(train, test)] if bool(test.any()) else []
-    for fit_on, heldout in tqdm(jobs, disable=not progress, desc=f"PVI {task.phenomenon}"):
-        values, px, prior = _heldout_pvi(x, targets, fit_on, heldout, k, config)
+    codes = [
+        carve_dev(fit_on, targets, config.dev_fraction, config.split_seed, test=heldout)
+        for fit_on, heldout in jobs
+    ]
+    grid = replace(
+        config.probe_grid(),
+        train_masks=torch.stack([c == TRAIN for c in codes]),
+        dev_masks=torch.stack([c == DEV for c in codes]),
+    )
+    result = fit_probes(
+        x,
+        targets,
+        task.splits,
+        grid,
+        config.train_config(select_by="loss"),
+        num_classes=k,
+        progress=progress,
+    )
+    for mask, (_, heldout) in enumerate(jobs):
+        values, px, prior = _job_pvi(result, mask, x, targets, codes[mask] == TRAIN, heldout, k)
         pvi[:, heldout], log_px[:, heldout], log_prior[heldout] = values, px, prior
     used = train | test
     rows = used.nonzero().flatten()

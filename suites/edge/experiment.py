@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -21,7 +22,7 @@ from torch import Tensor
 from internals import Site, Subject
 from probes import ProbeGrid, TrainConfig, classification_metrics, multilabel_metrics
 from suites.edge.heuristics import HEURISTICS, accuracy_table, classify
-from suites.probing import probe_task, task_features
+from suites.probing import probe_task, release_memory, task_features
 from suites.schema import subject_rows
 from suites.suite import Limits
 from suites.tasks import Task
@@ -125,12 +126,16 @@ def score_subject(
     config: EdgeConfig,
     *,
     store: str | Path | None = None,
+    store_dtype: torch.dtype | None = None,
     progress: bool = True,
 ) -> pl.DataFrame:
-    """Fit the grid on `subject`'s features; score every probe on original and filtered tests."""
-    feats = task_features(subject, task, sites, store=store, progress=progress)
-    if config.pair_pooling == "mean":
-        feats = _pair_mean(feats, subject.dim)
+    """Fit the grid on `subject`'s features; score every probe on original and filtered tests.
+
+    Features stay in `store_dtype` (default float32) until a minibatch needs them."""
+    reduce = partial(_pair_mean, dim=subject.dim) if config.pair_pooling == "mean" else None
+    feats = task_features(
+        subject, task, sites, store=store, store_dtype=store_dtype, reduce=reduce, progress=progress
+    )
     run = probe_task(
         subject,
         task,
@@ -141,7 +146,8 @@ def score_subject(
         progress=progress,
     )
     test_rows = torch.nonzero(task.splits == 2).squeeze(1)
-    predictions = run.results.predict(feats[test_rows])
+    predictions = run.results.predict(feats, test_rows)
+    del feats  # one subject's features at a time (see run_edge)
     truth = task.targets[test_rows]
     subsets = {ORIGINAL: torch.ones(len(test_rows), dtype=torch.bool)}
     subsets |= {h: ~torch.tensor(marked_test[h].to_list()) for h in HEURISTICS}
@@ -198,9 +204,14 @@ def run_edge(
     config: EdgeConfig | None = None,
     *,
     store: str | Path | None = None,
+    store_dtype: torch.dtype | None = None,
     progress: bool = True,
 ) -> EdgeResults:
-    """Heuristics of the data, then every subject's probes on original and filtered test sets."""
+    """Heuristics of the data, then every subject's probes on original and filtered test sets.
+
+    Subjects run one after the other, and a subject's features are freed (a garbage
+    collection included, for reference cycles a backend may leave) before the next subject's
+    extraction, so memory holds one subject's features at a time."""
     config = config or EdgeConfig()
     task = prepare(train, test, config)
     train_part = task.with_frame(task.frame.filter(pl.col("split") != "test"))
@@ -209,10 +220,22 @@ def run_edge(
         train_part, test_part, seed=config.heuristic_seed, legacy_keys=config.legacy_keys
     )
     table = accuracy_table(marked).with_columns(task=pl.lit(task.name))
-    scores = pl.concat(
-        score_subject(s, task, marked, sites, config, store=store, progress=progress)
-        for s in subjects
-    )
+    per_subject = []
+    for subject in subjects:
+        per_subject.append(
+            score_subject(
+                subject,
+                task,
+                marked,
+                sites,
+                config,
+                store=store,
+                store_dtype=store_dtype,
+                progress=progress,
+            )
+        )
+        release_memory()  # one subject's features at a time
+    scores = pl.concat(per_subject)
     meta = {"task": task.name, "items": task.frame.height}
     return EdgeResults(table, scores, meta)
 

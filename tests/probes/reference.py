@@ -14,9 +14,9 @@ import torch.nn.functional as F
 from sklearn.metrics import f1_score
 from torch import Tensor
 
-from probes import TrainConfig, control_labels, training_order
+from probes import TrainConfig, control_labels
 from probes.mdl import prefix_size
-from probes.streams import keyed_generator
+from probes.streams import keyed_generator, training_order
 
 
 def linear_schedule(warmup: int, total: int):

@@ -1,4 +1,4 @@
-"""Trainer B gives scikit-learn's LogisticRegression(C=C) model."""
+"""The batched L-BFGS logistic-regression fitter gives scikit-learn's LogisticRegression(C=C)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 from sklearn.linear_model import LogisticRegression
 
-from probes import ProbeInputError, fit_logistic_regression
+from probes import ProbeConfigError, ProbeInputError, fit_logistic_regression
 
 TIGHT = {"tol": 1e-10, "max_iter": 10_000}
 
@@ -149,3 +149,17 @@ def test_bad_input_errors() -> None:
         fit_logistic_regression(x.index_fill(1, torch.tensor([4]), float("nan")), y)
     with pytest.raises((ProbeInputError, TypeError)):  # TypeError: the tests' jaxtyping hook
         fit_logistic_regression(x, y[:, :9])
+
+
+def test_results_do_not_depend_on_the_worker_threads() -> None:
+    rng = np.random.default_rng(2)
+    x, y = problem(rng, 9000, 8, 4)  # three row blocks
+    xs = torch.as_tensor(x, dtype=torch.float32)[None].expand(2, -1, -1)
+    ys = torch.as_tensor(np.stack([y, rng.permutation(y), y % 2, y]))
+    before = torch.get_num_threads()
+    fits = [fit_logistic_regression(xs, ys, 1.0, threads=t) for t in (1, 3)]
+    assert torch.get_num_threads() == before  # the caller's setting is restored
+    assert torch.equal(fits[0].coef_, fits[1].coef_)
+    assert torch.equal(fits[0].n_iter_, fits[1].n_iter_)
+    with pytest.raises(ProbeConfigError, match="threads=0"):
+        fit_logistic_regression(xs, ys, threads=0)

@@ -17,9 +17,9 @@ from probes import (
     fit_probes,
     online_codelength,
     random_splits,
-    training_order,
 )
 from probes.inputs import type_ids
+from probes.streams import training_order
 from tests.probes.conftest import make_synthetic
 
 CONFIG = TrainConfig(epochs=3, batch_size=16)
@@ -56,7 +56,7 @@ def test_batched_mdl_equals_plain_sequential_code() -> None:
                 progress=False,
             )
             y = control_labels(data.labels, ids, seed) if control else data.labels
-            logits = data.feats[nxt, site] @ alone.coef_[0] + alone.intercept_[0]
+            logits = data.feats[nxt, site] @ alone.coef_[0].T + alone.intercept_[0]
             logp = torch.log_softmax(logits.double(), -1)[torch.arange(len(nxt)), y[nxt]]
             bits.append(float(-logp.sum() / math.log(2)))
         assert row["online_bits"] == pytest.approx(sum(bits), rel=1e-5)

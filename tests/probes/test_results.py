@@ -51,7 +51,7 @@ def test_save_and_load_round_trip(synthetic: Synthetic, tmp_path: Path) -> None:
     for name, tensor in res.weights.items():
         assert torch.equal(back.weights[name], tensor)
     assert (back.kind, back.head) == ("linear", "classification")
-    assert res.coef_.shape == (grid.layout(3).n_probes, 8, 4)
+    assert res.coef_.shape == (grid.layout(3).n_probes, 4, 8)  # sklearn layout
 
 
 def test_mlp_weights_and_missing_parts(synthetic: Synthetic, tmp_path: Path) -> None:
@@ -114,3 +114,22 @@ def test_random_splits_counts_and_codes() -> None:
     assert torch.equal(again.codes(), splits.codes())
     assert torch.equal(random_splits(1000, seed=3).codes(), splits.codes())
     assert not torch.equal(random_splits(1000, seed=4).codes(), splits.codes())
+
+
+def test_logits_of_some_rows_equal_those_rows_of_all(synthetic: Synthetic) -> None:
+    res = fit_probes(
+        synthetic.feats,
+        synthetic.labels,
+        random_splits(240),
+        ProbeGrid(seeds=[0, 1], control=True),
+        FAST,
+        keys=synthetic.keys,
+        progress=False,
+    )
+    rows = torch.tensor([5, 0, 17, 200])
+    torch.testing.assert_close(
+        res.logits(synthetic.feats, rows), res.logits(synthetic.feats)[:, rows]
+    )
+    assert torch.equal(
+        res.predict(synthetic.feats.half(), rows), res.predict(synthetic.feats.half())[:, rows]
+    )

@@ -1,6 +1,8 @@
-"""Trainer A: batching changes speed, never results."""
+"""The minibatch AdamW grid trainer: batching changes speed, never results."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import polars as pl
@@ -107,7 +109,7 @@ def test_one_probe_equals_textbook_training(
         config=config,
         type_ids=type_ids(synthetic.keys, n),
     )
-    torch.testing.assert_close(res.coef_[0], ref["coef"], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(res.coef_[0], ref["coef"].T, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(res.intercept_[0], ref["intercept"], atol=1e-5, rtol=1e-5)
     assert res.probes["best_epoch"][0] == ref["best_epoch"]
     test = splits.test
@@ -127,7 +129,7 @@ def test_probes_learn_where_the_signal_is(synthetic: Synthetic) -> None:
     )
     acc = res.table().filter(split="test", metric="accuracy").sort("site")["value"].to_list()
     assert acc[0] < 0.5 < 0.9 < acc[2]
-    assert res.coef_.shape == (3, 8, 4) and res.intercept_.shape == (3, 4)
+    assert res.coef_.shape == (3, 4, 8) and res.intercept_.shape == (3, 4)  # sklearn layout
 
 
 def test_multilabel_and_regression_heads_learn() -> None:
@@ -203,3 +205,47 @@ def test_half_precision_features_train_as_their_float32_values(synthetic: Synthe
     )
     assert torch.equal(a.coef_, b.coef_)
     assert a.table().equals(b.table())
+
+
+def test_results_do_not_depend_on_the_worker_threads(synthetic: Synthetic) -> None:
+    splits = random_splits(synthetic.feats.shape[0])
+    grid = ProbeGrid(seeds=[0, 1, 2], control=True, train_fractions=(1.0, 0.5))
+    before = torch.get_num_threads()
+    runs = [
+        fit_probes(
+            synthetic.feats,
+            synthetic.labels,
+            splits,
+            grid,
+            replace(CONFIG, threads=threads),
+            keys=synthetic.keys,
+            progress=False,
+        )
+        for threads in (1, 3)
+    ]
+    assert torch.get_num_threads() == before  # the caller's setting is restored
+    for name, tensor in runs[0].weights.items():
+        assert torch.equal(tensor, runs[1].weights[name])
+    assert runs[0].table().equals(runs[1].table())
+
+
+def test_bfloat16_compute_trains_close_to_float32(synthetic: Synthetic) -> None:
+    splits = random_splits(synthetic.feats.shape[0])
+    grid, config = ProbeGrid(seeds=[0, 1], kind="linear"), TrainConfig(epochs=10, lr=1e-2)
+    runs = {
+        compute: fit_probes(
+            synthetic.feats,
+            synthetic.labels,
+            splits,
+            grid,
+            replace(config, compute=compute),
+            progress=False,
+        )
+        for compute in ("float32", "bfloat16")
+    }
+    acc = {
+        c: r.table().filter(split="test", metric="accuracy").sort("site", "seed")["value"]
+        for c, r in runs.items()
+    }
+    assert (acc["float32"] - acc["bfloat16"]).abs().max() <= 0.05
+    assert not torch.equal(runs["float32"].coef_, runs["bfloat16"].coef_)  # it ran in bfloat16

@@ -1,0 +1,94 @@
+"""Both trainers alone and beside one busy process (`python -c "while True: pass"`).
+
+Workloads (UPOS-sized synthetic data): the 26-probe fused logistic-regression fit (13 sites x
+{task, control}, 14,000 items) and a 20-epoch minibatch grid (13 sites x 2 seeds x {task,
+control} = 52 probes). Each runs alone, then while one CPU-bound process spins, with the default
+worker threads (torch's setting) and with one thread. Prints the slow-down (goal <= 1.5x).
+A second busy process is started and stopped by this benchmark only; other jobs on the machine
+make the ratios meaningless (the load is printed next to them).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import pytest
+import torch
+
+from benchmarks.bench_probes_common import N_ITEMS, UposLike, load, timed, upos_like
+from probes import (
+    ProbeGrid,
+    TrainConfig,
+    control_labels,
+    fit_logistic_regression,
+    fit_probes,
+    random_splits,
+)
+from probes.inputs import type_ids
+
+
+@pytest.fixture(scope="module")
+def data() -> UposLike:
+    return upos_like()
+
+
+@contextmanager
+def busy_process() -> Iterator[None]:
+    """One CPU-bound Python process for the duration of the block."""
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(1.0)  # let it take its core
+        yield
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
+def compare(label: str, run: Callable[[], object]) -> tuple[float, float]:
+    alone = timed(run)
+    with busy_process():
+        busy = timed(run)
+    print(
+        f"  {label}: alone {alone.wall:.1f} s ({alone.cpu:.1f} s CPU), beside a busy process"
+        f" {busy.wall:.1f} s ({busy.cpu:.1f} s CPU) -> {busy.wall / alone.wall:.2f}x slower"
+        f" (goal <= 1.5x); {load()}"
+    )
+    return alone.wall, busy.wall
+
+
+def test_bench_trainers_beside_a_busy_process(benchmark, data: UposLike) -> None:
+    threads = torch.get_num_threads()
+    print(f"\n[probes/contention] {threads} threads by default; {load()}")
+    splits = random_splits(N_ITEMS)
+    control = control_labels(data.labels, type_ids(data.keys, N_ITEMS), 0)
+    x = data.feats[splits.train].transpose(0, 1).contiguous()
+    ys = torch.stack([data.labels[splits.train], control[splits.train]]).repeat(x.shape[0], 1)
+    grid = ProbeGrid(seeds=[0, 1], control=True)
+
+    def grid_fit(n: int | None) -> object:
+        return fit_probes(
+            data.feats,
+            data.labels,
+            splits,
+            grid,
+            TrainConfig(threads=n),
+            keys=data.keys,
+            progress=False,
+        )
+
+    benchmark.pedantic(lambda: fit_logistic_regression(x, ys), rounds=1, iterations=1)
+    ratios = []
+    for n in (None, 1):
+        name = f"{threads if n is None else n} worker thread(s)"
+        ratios.append(
+            compare(
+                f"logistic, 26 probes, {name}",
+                lambda n=n: fit_logistic_regression(x, ys, threads=n),
+            )
+        )
+        ratios.append(compare(f"grid, 52 probes x 20 epochs, {name}", lambda n=n: grid_fit(n)))
+    assert all(a > 0 and b > 0 for a, b in ratios)

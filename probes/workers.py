@@ -1,0 +1,79 @@
+"""How the fits use the CPU: independent blocks of work on a pool of threads.
+
+torch's intra-op parallelism splits every operation between its threads and waits at the end of
+each one. When another process takes a core, the thread sharing that core stalls every such
+barrier, and a fit made of many small operations slows down several-fold. The fits instead cut
+their work into many independent blocks (row blocks of a feature block, groups of probes) that
+`threads` worker threads pull from one queue, each computing with a single intra-op thread: a
+worker slowed by another process simply takes fewer blocks, and nothing waits on it except at
+the end of a whole evaluation. Blocks are fixed by the data, not by the number of workers, and
+their partial results are combined in a fixed order, so results do not depend on `threads`.
+(A step with fewer blocks than workers runs them one by one with `threads` intra-op threads, so
+a lone block still uses every core; there, as in any torch code, a kernel may round differently
+with another thread count.)
+
+`threads=None` takes torch's current setting (`torch.get_num_threads()`). Inside a fit, torch's
+intra-op threads are set to 1 and the caller's setting is restored afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import TypeVar
+
+import torch
+
+from probes.errors import ProbeConfigError
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class WorkerPool:
+    """Maps a function over independent blocks on the pool's threads (in order, results in
+    the blocks' order)."""
+
+    def __init__(self, executor: ThreadPoolExecutor | None, workers: int) -> None:
+        self.executor = executor
+        self.workers = workers
+
+    def map(self, fn: Callable[[T], R], blocks: Iterable[T]) -> list[R]:
+        """`[fn(b) for b in blocks]`, computed by the workers; with fewer blocks than workers,
+        one after the other on the calling thread with `workers` intra-op threads instead (so
+        a lone block still uses every core)."""
+        chosen = list(blocks)
+        if self.executor is None:
+            return [fn(b) for b in chosen]
+        if len(chosen) < self.workers:
+            torch.set_num_threads(self.workers)
+            try:
+                return [fn(b) for b in chosen]
+            finally:
+                torch.set_num_threads(1)
+        return list(self.executor.map(fn, chosen))
+
+
+def resolve_threads(threads: int | None) -> int:
+    """The number of worker threads: `threads`, or torch's current intra-op setting."""
+    if threads is None:
+        return torch.get_num_threads()
+    if threads < 1:
+        raise ProbeConfigError(f"threads={threads}: give at least 1 (or None for torch's setting).")
+    return threads
+
+
+@contextmanager
+def worker_pool(threads: int | None) -> Iterator[WorkerPool]:
+    """A pool of `threads` workers (one intra-op thread each) for the duration of a fit."""
+    n = resolve_threads(threads)
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    executor = ThreadPoolExecutor(n, thread_name_prefix="probes") if n > 1 else None
+    try:
+        yield WorkerPool(executor, n)
+    finally:
+        if executor is not None:
+            executor.shutdown(wait=True)
+        torch.set_num_threads(before)

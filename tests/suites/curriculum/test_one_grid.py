@@ -1,0 +1,114 @@
+"""Inoculation, PVI and cross-distribution as one probe grid equal the per-call loops."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+import torch
+
+from internals import Site
+from suites.curriculum import (
+    CurriculumConfig,
+    NLIFeatures,
+    cross_distribution,
+    inoculation,
+    pvi_scores,
+)
+from suites.curriculum.probe_outputs import subset_metrics
+from suites.curriculum.pvi import HARD, SIMPLE
+from suites.curriculum.sampling import base_codes
+from suites.suite import with_probe
+from suites.tasks import Task, make_frame
+from tests.suites.curriculum.loop_reference import cross_loop, inoculation_loop, pvi_loop
+
+NAMES = ("entailment", "neutral", "contradiction")
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def toy() -> tuple[Task, NLIFeatures]:
+    """Three labels with unequal counts (so N per label caps a label), two sites."""
+    gen = torch.Generator().manual_seed(0)
+    labels = torch.cat([torch.full((n,), c) for c, n in enumerate((70, 60, 40))])
+    labels = labels[torch.randperm(labels.numel(), generator=gen)]
+    n = labels.numel()
+    rows = [
+        {
+            "text": f"p{i}",
+            "text_pair": f"h{i}",
+            "label": NAMES[int(y)],
+            "split": "test" if i % 5 == 0 else "train",
+        }
+        for i, y in enumerate(labels)
+    ]
+    task = Task("toy", make_frame(rows, "classification"), labels=NAMES, phenomenon="toy")
+    signal = (
+        torch.nn.functional.one_hot(labels, 6).float()[:, None]
+        * torch.tensor([0.5, 2.0])[None, :, None]
+    )
+    premise = torch.randn(n, 2, 6, generator=gen) + signal
+    hypothesis = torch.randn(n, 2, 6, generator=gen) + 0.5 * signal
+    return task, NLIFeatures(premise, hypothesis, (Site("encoder", 3), Site("encoder", 6)))
+
+
+CONFIG = with_probe(
+    CurriculumConfig(sizes=(5, 20, 50), pvi_folds=3), seeds=(0, 2), epochs=3, lr=1e-2
+)
+
+
+def test_inoculation_grid_equals_one_call_per_subsample(toy) -> None:
+    task, feats = toy
+    table = inoculation(task, feats, CONFIG, progress=False)
+    loop = inoculation_loop(task, feats, CONFIG, ("pair", "hypothesis"))
+    keys = ["input", "n_per_label", "seed", "site", "split", "metric"]
+    joined = table.join(loop, on=keys, suffix="_loop")
+    assert joined.height == table.height == loop.height == 2 * 3 * 2 * 2 * 3 * 4
+    assert (joined["best_epoch"] == joined["best_epoch_loop"]).all()
+    assert (joined["n_train"] == joined["n_train_loop"]).all()
+    assert (joined["value"] - joined["value_loop"]).abs().max() < 1e-9
+    assert table.schema["n_per_label"] == loop.schema["n_per_label"]
+    base = base_codes(task, CONFIG.dev_fraction, CONFIG.split_seed)
+    per_label = torch.bincount(task.targets[base == 0], minlength=3)
+    assert int(per_label.min()) < 50  # the largest N takes all of the smallest label
+    assert dict(table.select("n_per_label", "n_train").unique().iter_rows()) == {
+        n: int(per_label.clamp(max=n).sum()) for n in CONFIG.sizes
+    }
+
+
+def test_pvi_grid_equals_one_call_per_fold(toy) -> None:
+    task, feats = toy
+    table = pvi_scores(task, feats, CONFIG, progress=False)
+    loop = pvi_loop(task, feats, CONFIG)
+    ours = torch.tensor(table.sort("site", "row")["pvi"].to_list(), dtype=torch.float64)
+    ours = ours.view(2, -1)
+    rows = torch.tensor(table.filter(site=0).sort("row")["row"].to_list())
+    torch.testing.assert_close(ours, loop[:, rows], atol=1e-6, rtol=1e-6)
+
+
+def test_cross_distribution_grid_equals_one_call_per_half(toy) -> None:
+    task, feats = toy
+    pvi = pvi_scores(task, feats, CONFIG, progress=False)
+    table = cross_distribution(task, feats, pvi, CONFIG, progress=False)
+    marks = dict(pvi.select("row", "difficulty").unique("row").iter_rows())
+    halves = {
+        h: torch.tensor([marks.get(i) == h for i in range(len(task))]) for h in (SIMPLE, HARD)
+    }
+    probs = cross_loop(task, feats, halves, CONFIG)
+    test = task.splits == 2
+    for train_half, p in probs.items():
+        for test_half, half in halves.items():
+            scores = subset_metrics(p, task.targets[test], half[test])
+            for metric, values in scores.items():
+                ours = table.filter(
+                    pl.col("train_half") == train_half,
+                    pl.col("test_half") == test_half,
+                    pl.col("metric") == metric,
+                ).sort("seed", "site")
+                assert ours["value"].to_list() == pytest.approx(values.tolist(), abs=1e-9)
