@@ -31,6 +31,20 @@ from probes.splits import Splits, random_splits, split_codes
 from probes.streams import training_order
 from probes.train import fit_probes
 
+# isort: split
+# structural probes and concept erasure (issue 19)
+from probes.structural_metrics import (
+    StructuralScorer,
+    average_ranks,
+    right_branching,
+    score_sentences,
+    spanning_tree_parents,
+    spearman,
+)
+from probes.structural_probe import StructuralConfig, StructuralGrid, StructuralLayout
+from probes.structural_train import StructuralResults, fit_structural_probes
+from probes.structural_trees import PaddedTrees, SentenceTrees
+
 __all__ = [
     "ClassAbsentFromTrainWarning",
     "LogisticConvergenceWarning",
@@ -60,4 +74,20 @@ __all__ = [
     "split_codes",
     "training_order",
     "uniform_codelength",
+]
+
+__all__ += [  # structural probes and concept erasure (issue 19)
+    "PaddedTrees",
+    "SentenceTrees",
+    "StructuralConfig",
+    "StructuralGrid",
+    "StructuralLayout",
+    "StructuralResults",
+    "StructuralScorer",
+    "average_ranks",
+    "fit_structural_probes",
+    "right_branching",
+    "score_sentences",
+    "spanning_tree_parents",
+    "spearman",
 ]
