@@ -33,6 +33,9 @@ from probes.train import fit_probes
 
 # isort: split
 # structural probes and concept erasure (issue 19)
+from probes.erasure import AffineEraser, fit_leace, random_eraser
+from probes.erasure_inlp import InlpResult, fit_inlp
+from probes.erasure_probe import erase_then_probe
 from probes.structural_metrics import (
     StructuralScorer,
     average_ranks,
@@ -77,6 +80,8 @@ __all__ = [
 ]
 
 __all__ += [  # structural probes and concept erasure (issue 19)
+    "AffineEraser",
+    "InlpResult",
     "PaddedTrees",
     "SentenceTrees",
     "StructuralConfig",
@@ -85,7 +90,11 @@ __all__ += [  # structural probes and concept erasure (issue 19)
     "StructuralResults",
     "StructuralScorer",
     "average_ranks",
+    "erase_then_probe",
+    "fit_inlp",
+    "fit_leace",
     "fit_structural_probes",
+    "random_eraser",
     "right_branching",
     "score_sentences",
     "spanning_tree_parents",

@@ -102,7 +102,7 @@ class StructuralGrid:
 
     def layout(self, n_sites: int, dim: int) -> StructuralLayout:
         """The probe axes for features with `n_sites` sites of width `dim`."""
-        sites = tuple(range(n_sites)) if self.sites is None else self.sites
+        sites = tuple(range(n_sites)) if self.sites is None else tuple(self.sites)
         bad = [s for s in sites if not 0 <= s < n_sites]
         if bad:
             raise ProbeConfigError(
