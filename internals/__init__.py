@@ -2,6 +2,7 @@
 
 from internals import sites
 from internals.errors import (
+    InterventionError,
     ItemError,
     LingprobeError,
     ModelNotFoundError,
@@ -16,6 +17,7 @@ from internals.sites import Site
 from internals.subject import Subject
 
 __all__ = [
+    "InterventionError",
     "ItemError",
     "LingprobeError",
     "ModelNotFoundError",

@@ -31,3 +31,7 @@ class VectorsFileError(LingprobeError, ValueError):
 
 class ModelNotFoundError(LingprobeError, LookupError):
     """A model spec names nothing that can be loaded here."""
+
+
+class InterventionError(LingprobeError, ValueError):
+    """An intervention cannot run: no LM head, a site that cannot be edited, a bad objective."""
