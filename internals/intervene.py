@@ -69,11 +69,8 @@ def lm_loss(
             f"lm_loss needs a transformer subject, got {type(subject).__name__}"
         )
     chosen = _objective(subject, objective)
-    head = (
-        subject.model.get_output_embeddings()
-        if hasattr(subject.model, "get_output_embeddings")
-        else None
-    )
+    model: Any = subject.model
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
     if head is None:
         raise InterventionError(
             f"{subject.name} was loaded without its LM head; load it with"
