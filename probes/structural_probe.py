@@ -236,3 +236,51 @@ def sentence_losses(
     valid = pair.view(s, 1, 1, *pair.shape[1:])
     err = ((pred - gold.view(s, 1, 1, *gold.shape[1:])).abs() * valid).sum((-1, -2))
     return err / lengths.view(s, 1, 1, -1).float().square()
+
+
+def loss_gradient(
+    x: Float[Tensor, "seed site n dim"],
+    proj: Float[Tensor, "seed site rank dim width"],
+    slots: Int[Tensor, "seed n"],
+    gold: Float[Tensor, "seed batch length *pair"],
+    mask: Bool[Tensor, "seed batch length"],
+    lengths: Int[Tensor, "seed batch"],
+    kind: StructuralKind,
+) -> Float[Tensor, "seed site rank dim width"]:
+    """The gradient of every probe's batch loss (mean of `sentence_losses` over its sentences),
+    written out instead of autograd, so no per-pair intermediate is kept for a backward pass.
+
+    Distance: with `E_ij = sign(pred_ij - gold_ij) / len^2 / sentences` on valid pairs (E is
+    symmetric), `dL/dy_i = 4 (sum_j E_ij) y_i - 4 sum_j E_ij y_j`. Depth: `dL/dy_i = 2 e_i y_i`
+    with `e_i = sign(pred_i - depth_i) / len / sentences`. Then `dL/dB = x^T dL/dy`.
+    """
+    s, t, r, d, k = proj.shape
+    b, w = mask.shape[1:]
+    n = x.shape[2]
+    y = project(x, proj)  # [s, t, r, n, k]
+    inside = slots < b * w
+    at = slots.clamp(max=b * w - 1)
+    scale = 1.0 / (lengths.to(y.dtype) * b)  # the mean over the batch's sentences
+    if kind == "depth":
+        sq = (y * y).sum(-1)
+        target = gold.reshape(s, b * w).gather(1, at)
+        per_word = (scale.gather(1, at // w) * inside).view(s, 1, 1, n)
+        e = (sq - target.view(s, 1, 1, n)).sign_().mul_(per_word)
+        dy = y * (2 * e)[..., None]
+    else:
+        index = slots.view(s, 1, 1, n, 1).expand(s, t, r, n, k)
+        grid = y.new_zeros(s, t, r, b * w + 1, k).scatter_(-2, index, y)
+        grid = grid[..., :-1, :].reshape(s, t, r, b, w, k)
+        sq = (grid * grid).sum(-1)
+        diff = grid @ grid.transpose(-1, -2)
+        diff.mul_(-2).add_(sq[..., :, None]).add_(sq[..., None, :])
+        diff.sub_(gold.view(s, 1, 1, b, w, w))
+        pair = mask[..., :, None] & mask[..., None, :]
+        weight = pair * (scale / lengths.to(y.dtype))[..., None, None]
+        e = diff.sign_().mul_(weight.view(s, 1, 1, b, w, w))
+        dgrid = 4 * (e.sum(-1)[..., None] * grid - e @ grid)
+        dy = dgrid.view(s, t, r, b * w, k).gather(-2, at.view(s, 1, 1, n, 1).expand(s, t, r, n, k))
+        dy = dy * inside.view(s, 1, 1, n, 1)
+    xt = x.transpose(2, 3).reshape(s * t, d, n)
+    grad = torch.bmm(xt, dy.permute(0, 1, 3, 2, 4).reshape(s * t, n, r * k))
+    return grad.view(s, t, d, r, k).permute(0, 1, 3, 2, 4)

@@ -1,9 +1,9 @@
 """`fit_structural_probes`: every (seed, site, rank) structural probe trained in one loop.
 
 Per step, each seed's minibatch of sentences is gathered once for all its sites and ranks; one
-batched matmul projects the words of every probe; the loss of every probe is summed and one
-backward pass gives each probe the gradient of its own loss; one vectorised Adam step (each
-probe with its own learning rate) updates them all. After every epoch the dev loss of every
+batched matmul projects the words of every probe; each probe's gradient of its own loss is
+written out (`loss_gradient`, no autograd graph); one vectorised Adam step (each probe with its
+own learning rate) updates them all. After every epoch the dev loss of every
 probe drives its own learning-rate decay, best-epoch snapshot and early stop, exactly as the
 reference regimen does for one probe (regimen.py `train_until_convergence`); a stopped probe is
 frozen while the others go on. Shuffles and initialisations are keyed by the probe's identity,
@@ -32,6 +32,7 @@ from probes.structural_probe import (
     StructuralGrid,
     StructuralLayout,
     initial_projection,
+    loss_gradient,
     order_generator,
     predict,
     project,
@@ -174,6 +175,15 @@ class _Run:
         mask = batch.mask.view(seeds, b // seeds, w)
         return sentence_losses(pred, gold, mask, batch.lengths.view(seeds, -1), self.kind)
 
+    def _gradient(self, batch: PaddedTrees, seeds: int) -> Tensor:
+        """Every probe's gradient of its mean loss over its seed's sentences of `batch`."""
+        x, slots = self._inputs(batch, seeds)
+        b, w = batch.mask.shape
+        gold = self._gold(batch).view(seeds, b // seeds, *self._gold_tail(w))
+        mask = batch.mask.view(seeds, b // seeds, w)
+        lengths = batch.lengths.view(seeds, -1)
+        return loss_gradient(x, self.proj, slots, gold, mask, lengths, self.kind)
+
     def _gold_tail(self, w: int) -> tuple[int, ...]:
         return (w, w) if self.kind == "distance" else (w,)
 
@@ -195,10 +205,7 @@ class _Run:
             for lo in range(0, n_train, c.batch_size):
                 batch = self.trees.padded(orders[:, lo : lo + c.batch_size].flatten())
                 batch = batch.to(self.device)
-                proj = self.proj.requires_grad_(True)
-                loss = self._losses(proj, batch, s).mean(-1).sum()
-                (grad,) = torch.autograd.grad(loss, proj)
-                self.proj = proj.detach()
+                grad = self._gradient(batch, s)
                 step += 1
                 live = torch.where(stopped, 0.0, lr).float()[..., None, None]
                 _adam(self.proj, grad * self.columns, m, v, live, step, c)

@@ -150,3 +150,32 @@ def test_bad_inputs_are_refused() -> None:
     with pytest.raises(ProbeConfigError, match="lr"):
         StructuralConfig(lr=0.0)
     assert isinstance(data.trees, SentenceTrees)
+
+
+@pytest.mark.parametrize("kind", ["distance", "depth"])
+def test_written_out_gradient_equals_autograd(kind: str) -> None:
+    from probes.structural_probe import loss_gradient
+
+    data = embedded_trees(12, seed=4, noise=0.5)
+    trees, feats = data.trees, data.feats
+    gen = torch.Generator().manual_seed(0)
+    proj = torch.randn(2, 2, 3, feats.shape[2], 4, generator=gen, dtype=torch.float64)
+    proj[:, :, 0, :, 3] = 0  # a rank-3 probe next to rank-4 ones
+    batch = trees.padded(torch.tensor([0, 3, 5, 1, 2, 7]))  # seed 0: 0, 3, 5; seed 1: 1, 2, 7
+    b, w = 3, batch.mask.shape[1]
+    mask = batch.mask.view(2, b, w)
+    flat = mask.view(2, -1)
+    n = int(flat.sum(-1).max())
+    order = (~flat).int().argsort(dim=-1, stable=True)[:, :n]
+    filled = torch.arange(n)[None] < flat.sum(-1, keepdim=True)
+    slots = torch.where(filled, order, b * w)
+    words = torch.where(filled, batch.index.view(2, -1).gather(1, order), 0)
+    x = feats.double()[words.flatten()].view(2, n, 2, -1).transpose(1, 2)
+    gold = (batch.distances() if kind == "distance" else batch.depths()).double()
+    gold = gold.view(2, b, *gold.shape[1:])
+    lengths = batch.lengths.view(2, b)
+    leaf = proj.clone().requires_grad_()
+    pred = predict(project(x, leaf), slots, b, w, kind)
+    sentence_losses(pred, gold, mask, lengths, kind).mean(-1).sum().backward()
+    got = loss_gradient(x, proj, slots, gold, mask, lengths, kind)
+    torch.testing.assert_close(got, leaf.grad)
