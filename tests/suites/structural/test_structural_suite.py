@@ -133,3 +133,19 @@ def test_run_amnesic_erases_upos_against_a_random_control(banks, bpe_tokenizer) 
         assert ranks[0] == ranks[1] > 0
     assert table["delta"].is_finite().all()
     assert (table["delta"].abs() > 0).all()
+
+
+def test_entry_point_writes_the_table_and_plots(tmp_path, capsys) -> None:
+    from suites.structural.__main__ import main
+
+    ewt = tmp_path / "data" / "ud_english_ewt"
+    ewt.mkdir(parents=True)
+    write_conllu(ewt / "en_ewt-ud-train.conllu", 14, 2)
+    write_conllu(ewt / "en_ewt-ud-dev.conllu", 5, 3)
+    out = tmp_path / "out"
+    args = ["--data", str(tmp_path / "data"), "--out", str(out), "--train", "10", "--dev", "4"]
+    main(["probe", *args, "--test", "5", "--models", "minilm", "--layers", "0,3", "--epochs", "1"])
+    frame = pl.read_parquet(out / "structural.parquet")
+    assert set(frame["site_name"].drop_nulls()) == {"encoder.0", "encoder.3"}
+    assert (out / "uuas_by_layer.png").exists() and (out / "manifest.json").exists()
+    assert "right_branching" in capsys.readouterr().out
