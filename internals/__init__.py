@@ -3,6 +3,7 @@
 from internals import sites
 from internals.errors import (
     ExtractionMemoryError,
+    InterventionError,
     ItemError,
     LingprobeError,
     ModelNotFoundError,
@@ -22,6 +23,7 @@ from internals.subject import Subject
 
 __all__ = [
     "ExtractionMemoryError",
+    "InterventionError",
     "ItemError",
     "LingprobeError",
     "ModelNotFoundError",

@@ -52,3 +52,7 @@ class UnsupportedModelError(LingprobeError, ValueError):
 
 class TruncationWarning(UserWarning):
     """Texts were cut at the model's maximum length (`long_texts="truncate"`)."""
+
+
+class InterventionError(LingprobeError, ValueError):
+    """An intervention cannot run: no LM head, a site that cannot be edited, a bad objective."""

@@ -46,6 +46,23 @@ from probes.significance import bootstrap_p_values, holm_bonferroni, permutation
 from probes.splits import Splits, random_splits, split_codes
 from probes.train import fit_probes
 
+# isort: split
+# structural probes and concept erasure (issue 19)
+from probes.erasure import AffineEraser, fit_leace, random_eraser
+from probes.erasure_inlp import InlpResult, fit_inlp
+from probes.erasure_probe import erase_then_probe
+from probes.structural_metrics import (
+    StructuralScorer,
+    average_ranks,
+    right_branching,
+    score_sentences,
+    spanning_tree_parents,
+    spearman,
+)
+from probes.structural_probe import StructuralConfig, StructuralGrid, StructuralLayout
+from probes.structural_train import StructuralResults, fit_structural_probes
+from probes.structural_trees import PaddedTrees, SentenceTrees
+
 __all__ = [
     "ClassAbsentFromTrainWarning",
     "DegenerateIntervalWarning",
@@ -87,4 +104,26 @@ __all__ = [
     "regression_metrics",
     "split_codes",
     "uniform_codelength",
+]
+
+__all__ += [  # structural probes and concept erasure (issue 19)
+    "AffineEraser",
+    "InlpResult",
+    "PaddedTrees",
+    "SentenceTrees",
+    "StructuralConfig",
+    "StructuralGrid",
+    "StructuralLayout",
+    "StructuralResults",
+    "StructuralScorer",
+    "average_ranks",
+    "erase_then_probe",
+    "fit_inlp",
+    "fit_leace",
+    "fit_structural_probes",
+    "random_eraser",
+    "right_branching",
+    "score_sentences",
+    "spanning_tree_parents",
+    "spearman",
 ]

@@ -1,0 +1,79 @@
+"""Structural probes: the batched grid (7 sites x 3 seeds) vs one probe at a time.
+
+Real UD English EWT trees (dev: 400 sentences to train on, 100 for the regimen's dev loss),
+features of MiniLM's size (7 sites, dim 384, full-rank probes as the naacl19 BERT configs),
+the reference regimen (Adam 1e-3, batches of 20 sentences) for 3 epochs with early stopping out
+of reach, so both sides do the same steps. The loop trains each of the 21 probes alone with
+`fit_structural_probes` (what one runs with the reference code: one probe per layer and seed);
+its probes are checked equal to the grid's. Distance probes, then depth probes.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from benchmarks.bench_probes_common import load, timed
+from benchmarks.ewt_sample import EWT_DEV
+from probes import StructuralConfig, StructuralGrid, StructuralResults, fit_structural_probes
+from suites.structural.data import read_treebank
+
+SITES, SEEDS, DIM = 7, (0, 1, 2), 384
+CONFIG = StructuralConfig(epochs=3, stop_patience=10)
+
+
+@pytest.fixture(scope="module")
+def data():
+    bank = read_treebank(EWT_DEV, limit_sentences=500)
+    gen = torch.Generator().manual_seed(0)
+    depth = bank.trees.depths().float()
+    feats = torch.randn(len(bank.items), SITES, DIM, generator=gen)
+    feats[:, :, :8] += depth[:, None, None].sqrt()  # some tree signal to fit
+    codes = torch.zeros(len(bank), dtype=torch.long)
+    codes[400:] = 1
+    return bank.trees, feats, codes
+
+
+def grid_run(data, kind: str) -> StructuralResults:
+    trees, feats, codes = data
+    grid = StructuralGrid(seeds=SEEDS)
+    return fit_structural_probes(feats, trees, codes, kind, grid, CONFIG, progress=False)  # type: ignore[arg-type]
+
+
+def loop_run(data, kind: str) -> list[StructuralResults]:
+    trees, feats, codes = data
+    return [
+        fit_structural_probes(
+            feats,
+            trees,
+            codes,
+            kind,  # type: ignore[arg-type]
+            StructuralGrid(seeds=(seed,), sites=(site,)),
+            CONFIG,
+            progress=False,
+        )
+        for seed in SEEDS
+        for site in range(SITES)
+    ]
+
+
+@pytest.mark.parametrize("kind", ["distance", "depth"])
+def test_bench_structural_grid_vs_one_probe_at_a_time(benchmark, data, kind: str) -> None:
+    trees, _, codes = data
+    words = int(trees.lengths[codes == 0].sum())
+    print(
+        f"\n[structural/{kind}] {SITES} sites x {len(SEEDS)} seeds, {words} train words; {load()}"
+    )
+    loop = timed(lambda: loop_run(data, kind))
+    main = benchmark.pedantic(lambda: timed(lambda: grid_run(data, kind)), rounds=1, iterations=1)
+    together = main.result
+    alone = loop.result
+    assert isinstance(together, StructuralResults) and isinstance(alone, list)
+    for i, one in enumerate(alone):  # loop order (seed, site) is the grid's probe order
+        torch.testing.assert_close(together.weights[i], one.weights[0], atol=1e-4, rtol=1e-3)
+    print(
+        f"  one probe at a time, 21 runs: {loop.wall:.1f} s wall ({loop.cpu:.1f} s CPU)\n"
+        f"  grid, one optimisation:      {main.wall:.1f} s wall ({main.cpu:.1f} s CPU)\n"
+        f"  ratio (loop / grid): {loop.wall / main.wall:.2f}x wall,"
+        f" {loop.cpu / main.cpu:.2f}x CPU; {load()}"
+    )

@@ -1,0 +1,16 @@
+"""Structural probes (Hewitt & Manning 2019) on UD trees, and concept erasure runs (LEACE, INLP,
+amnesic LM loss), pretrained against random twins."""
+
+from suites.structural.data import Treebank, read_treebank
+from suites.structural.experiment import StructuralSuiteConfig, run_structural
+from suites.structural.report import best_layers, by_layer, write_structural
+
+__all__ = [
+    "StructuralSuiteConfig",
+    "Treebank",
+    "best_layers",
+    "by_layer",
+    "read_treebank",
+    "run_structural",
+    "write_structural",
+]
