@@ -82,7 +82,7 @@ def lm_loss(
         bad = [s.name for s in sites if s.stream != "resid_post"]
         if bad:
             raise InterventionError(f"sites {bad}: only resid_post sites can be edited")
-    encoded, _ = subject.encode([SpanItem(t) for t in texts])
+    encoded = subject.encode([SpanItem(t) for t in texts])[0]  # distinct texts, in order
     tokenizer = subject.tokenizer
     pad = tokenizer.pad_token_id
     pad = pad if pad is not None else (tokenizer.eos_token_id or 0)
@@ -94,7 +94,7 @@ def lm_loss(
     bar = tqdm(total=len(encoded), disable=not progress, desc="lm loss", unit="text")
     subject.model.eval()
     parts = list(subject.layout.parts)
-    for index in length_buckets(lengths, batch_size, subject.max_batch_tokens):
+    for index in length_buckets(lengths, batch_size, subject.batch_tokens):
         batch = collate([encoded[i] for i in index], padding, parts, torch.device("cpu"))
         inputs = dict(batch.inputs)
         if chosen == "masked":

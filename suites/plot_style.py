@@ -61,6 +61,10 @@ LABELS = {
     "model": "model",
     "task": "task",
     "value": "feature value",
+    "uuas": "UUAS",
+    "dspr": "DSpr.",
+    "root_acc": "root accuracy",
+    "nspr": "NSpr.",
 }
 MAX_INCHES = 16.0  # no figure grows wider or taller than this
 

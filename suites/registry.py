@@ -11,10 +11,12 @@ from suites.curriculum.suite import CurriculumSuite
 from suites.edge.suite import EdgeSuite
 from suites.errors import TaskError
 from suites.holmes.suite import HolmesSuite
+from suites.structural.suite import StructuralSuite
 from suites.suite import Suite
 
 SUITES: dict[str, Suite] = {
-    suite.name: suite for suite in (EdgeSuite(), HolmesSuite(), CurriculumSuite(), CCSuite())
+    suite.name: suite
+    for suite in (EdgeSuite(), HolmesSuite(), CurriculumSuite(), CCSuite(), StructuralSuite())
 }
 
 

@@ -4,7 +4,9 @@
 sweep merges; `TASK_SCHEMA` (in `suites.tasks`) is what goes in. Columns:
 
   model            the model's label (`minilm`, `minilm@random`, a hub id, `glove:6B.50d`)
-  init             "pretrained" or "random" (the random-init twin)
+  init             "pretrained" or "random" (the random-init twin), or "baseline" for a
+                   reference that is no model (e.g. right-branching trees, model
+                   "right_branching"); sweeps keep such rows' model and init
   suite            the registry name of the suite that produced the row (`suites.registry`)
   task             the task (`ud-english-ewt:upos`, `blimp-adjunct_island`, `curriculum-boolean`,
                    `cc:length`, ...)
@@ -36,6 +38,7 @@ from internals import Site, Subject
 from probes.scores import seed_scores
 from suites.tasks import Task
 
+BASELINE_INIT = "baseline"
 RESULTS_SCHEMA: dict[str, Any] = {
     "model": pl.String,
     "init": pl.String,

@@ -24,6 +24,8 @@ from suites.datasets import DataSource
 from suites.overrides import OverrideError, apply, apply_probe
 from suites.tasks import Task
 
+OWN_PROBES = ("logistic", "structural")  # config fields of suites whose probes are no ProbeGrid
+
 
 @dataclass(frozen=True)
 class TaskGroup:
@@ -159,15 +161,17 @@ def config_from_table(
     """
     config = suite.config_type()
     own = {(aliases or {}).get(k, k): v for k, v in table.items()}
-    for reserved in ("grid", "train", "limits", "logistic"):
+    for reserved in ("grid", "train", "limits", *OWN_PROBES):
         if reserved in own:
             raise OverrideError(f"{where}: set `{reserved}` through [probe] / [limits]")
     config = apply(config, own, where)
     if probe and hasattr(config, "grid"):
         grid, train = apply_probe(config.grid, config.train, probe, where)
         config = dataclasses.replace(config, grid=grid, train=train)
-    elif probe and hasattr(config, "logistic"):
-        config = dataclasses.replace(config, logistic=apply(config.logistic, probe, where))
+    elif probe:
+        for owner in (o for o in OWN_PROBES if hasattr(config, o)):
+            settings = apply(getattr(config, owner), probe, where)
+            config = dataclasses.replace(config, **{owner: settings})
     if limits is not None and hasattr(config, "limits"):
         config = dataclasses.replace(config, limits=limits)
     return config

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from suites.datasets.errors import DataNotFoundError
 from suites.datasets.registry import registry
@@ -31,3 +33,30 @@ def resolve_file(
             " ud-english-ewt:train (`lingprobe data list` names the datasets)"
         )
     return path
+
+
+def absolute_files(values: dict[str, Any], keys: Sequence[str], base: Path) -> dict[str, Any]:
+    """A sweep table's file values (`keys`) with paths relative to its config file (`base`) made
+    absolute; registry references stay as they are. A missing file is refused by name."""
+    values = dict(values)
+    for key in keys:
+        if key not in values or registry_reference(str(values[key])) is not None:
+            continue
+        path = Path(str(values[key])).expanduser()
+        path = path if path.is_absolute() else (base / path).resolve()
+        if not path.exists():
+            raise DataNotFoundError(
+                f"{key} = {values[key]!r}: {path} does not exist; give an existing file or a"
+                " registry reference such as ud-english-ewt:train"
+            )
+        values[key] = str(path)
+    return values
+
+
+def dataset_label(spec: str | Path) -> str:
+    """What a file is called in task names: its registry dataset (`ud-english-ewt`, samples
+    named as the full data) or the file's stem."""
+    reference = registry_reference(str(spec))
+    if reference is None:
+        return Path(spec).stem
+    return reference[0].removesuffix("-sample")

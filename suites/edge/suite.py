@@ -10,12 +10,12 @@ import polars as pl
 
 from internals import Subject
 from internals import sites as site_rules
-from suites.datasets import DataSource, registry_reference
+from suites.datasets import DataSource
+from suites.datasets.references import absolute_files
 from suites.edge import cli
 from suites.edge.experiment import SUITE, EdgeConfig, prepare, run_edge
 from suites.edge.readers import read_task, task_name
 from suites.edge.report import render, render_tables, save_unit
-from suites.errors import TaskError
 from suites.outputs import write_manifest
 from suites.provenance import model_record
 from suites.suite import RunContext, TaskGroup, identity
@@ -37,19 +37,7 @@ class EdgeSuite:
 
     def table_values(self, table: dict[str, Any], base: Path) -> dict[str, Any]:
         """A sweep entry's values: file paths relative to the config file made absolute."""
-        values = dict(table)
-        for key in ("train", "test", "train_file", "test_file"):
-            if key not in values or registry_reference(str(values[key])) is not None:
-                continue
-            path = Path(str(values[key])).expanduser()
-            path = path if path.is_absolute() else (base / path).resolve()
-            if not path.exists():
-                raise TaskError(
-                    f"{key} = {values[key]!r}: {path} does not exist; give an existing file or a"
-                    " registry reference such as ud-english-ewt:train"
-                )
-            values[key] = str(path)
-        return values
+        return absolute_files(table, ("train", "test", "train_file", "test_file"), base)
 
     def check(self, config: EdgeConfig, data: DataSource) -> None:
         """Nothing to check before models load: the files were checked when parsed."""

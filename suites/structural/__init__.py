@@ -1,8 +1,9 @@
 """Structural probes (Hewitt & Manning 2019) on UD trees, and concept erasure runs (LEACE, INLP,
-amnesic LM loss), pretrained against random twins."""
+amnesic LM loss), pretrained against random twins: `lingprobe run structural|amnesic`."""
 
+from suites.structural.config import StructuralSuiteConfig
 from suites.structural.data import Treebank, read_treebank
-from suites.structural.experiment import StructuralSuiteConfig, run_structural
+from suites.structural.experiment import run_structural
 from suites.structural.report import best_layers, by_layer, write_structural
 
 __all__ = [

@@ -3,14 +3,13 @@
 For each subject (e.g. a pretrained encoder and its random twin) the words of train, dev and
 test are read at every site in one extraction, and all (site, seed, rank) distance probes, then
 all depth probes, train in one batched optimisation each. The paper's LINEAR baseline
-(right-branching trees) is scored on the same sentences. One tidy frame comes back: model,
-init, task (distance | depth), site_name, layer, seed, rank, split, metric, value.
+(right-branching trees) is scored on the same sentences. The rows come back in the one results
+schema (`suites.schema`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -19,46 +18,35 @@ import torch
 
 from internals import Site, SpanItem, Subject
 from internals import sites as site_rules
-from internals.pool import PoolHow
 from probes import (
     SentenceTrees,
-    StructuralConfig,
     StructuralGrid,
     fit_structural_probes,
     right_branching,
     score_sentences,
 )
 from probes.structural_metrics import StructuralKind
+from suites.probing import release_memory
+from suites.schema import BASELINE_INIT, conform, site_columns, subject_rows
+from suites.structural.config import StructuralSuiteConfig
 from suites.structural.data import Treebank, concatenate
 
+SUITE = "structural"
 BASELINE = "right_branching"
 SPLITS = {1: "dev", 2: "test"}
-COLUMNS = ["model", "init", "task", "site_name", "layer", "seed", "rank", "split", "metric"]
-SCHEMA = pl.Schema(
-    {
-        "model": pl.Utf8,
-        "init": pl.Utf8,
-        "task": pl.Utf8,
-        "site_name": pl.Utf8,
-        "layer": pl.Int64,
-        "seed": pl.Int64,
-        "rank": pl.Int64,
-        "split": pl.Utf8,
-        "metric": pl.Utf8,
-        "value": pl.Float64,
-    }
-)
+PHENOMENA = {"distance": "syntactic distance", "depth": "syntactic depth"}
 
 
-@dataclass(frozen=True)
-class StructuralSuiteConfig:
-    """What the suite trains; the probes' regimen is `probe` (the reference's defaults)."""
+def task_label(dataset: str, kind: str) -> str:
+    """The task column of a kind's rows: `ud-english-ewt:distance` (or `distance`)."""
+    return f"{dataset}:{kind}" if dataset else kind
 
-    kinds: tuple[StructuralKind, ...] = ("distance", "depth")
-    seeds: tuple[int, ...] = (0,)  # the paper reports one probe per layer
-    ranks: tuple[int | None, ...] = (None,)  # naacl19 BERT configs: maximum_rank = hidden size
-    probe: StructuralConfig = field(default_factory=StructuralConfig)
-    pool: PoolHow = "mean"  # data.py BERTDataset: a word is the mean of its subword vectors
+
+def rank_variant(rank: pl.Expr, width: int) -> pl.Expr:
+    """The variant column of a probe's rows: "task" at full rank (the features' `width`), else
+    `rank:<r>`."""
+    full = rank.is_null() | (rank == width)
+    return pl.when(full).then(pl.lit("task")).otherwise(pl.format("rank:{}", rank))
 
 
 def subject_scores(
@@ -69,40 +57,47 @@ def subject_scores(
     sites: Sequence[Site] | None,
     config: StructuralSuiteConfig,
     *,
+    dataset: str = "",
     store: str | Path | None = None,
     progress: bool = True,
 ) -> pl.DataFrame:
-    """Every probe of every kind on one subject's word features."""
+    """Every probe of every kind on one subject's word features, as results-schema rows."""
     chosen = list(sites) if sites is not None else site_rules.every_layer(subject)
     feats = subject.features(items, chosen, pool=config.pool, store=store, progress=progress)
     grid = StructuralGrid(seeds=config.seeds, ranks=config.ranks)
-    names = pl.DataFrame(
-        {
-            "site": list(range(len(chosen))),
-            "site_name": [s.name for s in chosen],
-            "layer": [s.layer for s in chosen],
-        },
-        schema={"site": pl.Int64, "site_name": pl.Utf8, "layer": pl.Int64},
-    )
+    names = site_columns(chosen)
     parts = []
     for kind in config.kinds:
         results = fit_structural_probes(
-            feats, trees, codes, kind, grid, config.probe, progress=progress
+            feats, trees, codes, kind, grid, config.structural, progress=progress
         )
-        parts.append(results.table().join(names, on="site").with_columns(task=pl.lit(kind)))
-    return (
-        pl.concat(parts)
-        .with_columns(model=pl.lit(subject.name), init=pl.lit(subject.init))
-        .select(*COLUMNS, "value")
-        .cast(SCHEMA)
-    )
+        table = results.table().join(names, left_on="site", right_on="site_index")
+        parts.append(
+            table.select(
+                "layer",
+                "seed",
+                "split",
+                "metric",
+                "value",
+                site="site_right",
+                variant=rank_variant(pl.col("rank"), feats.shape[-1]),
+                task=pl.lit(task_label(dataset, kind)),
+                phenomenon=pl.lit(PHENOMENA[kind]),
+            )
+        )
+    fixed = {"phenomenon_type": "syntax", "mask": 1.0}
+    return subject_rows(pl.concat(parts), subject, SUITE, labels=fixed)
 
 
 def baseline_scores(
-    trees: SentenceTrees, codes: torch.Tensor, kinds: Sequence[StructuralKind]
+    trees: SentenceTrees,
+    codes: torch.Tensor,
+    kinds: Sequence[StructuralKind],
+    dataset: str = "",
 ) -> pl.DataFrame:
-    """The right-branching baseline's metrics on dev and test, one row per metric."""
-    rows: list[tuple] = []
+    """The right-branching baseline's metrics on dev and test, one row per metric (model
+    "right_branching", init "baseline", no site, layer or seed)."""
+    rows: list[dict[str, object]] = []
     for kind in kinds:
         predict = partial(right_branching, kind=kind)
         for code, split in SPLITS.items():
@@ -110,12 +105,19 @@ def baseline_scores(
             if len(chosen) == 0:
                 continue
             scores = score_sentences(predict, trees, chosen, kind, 1)
-            nulls = (None, None, None, None)  # no site, layer, seed or rank
             rows += [
-                (BASELINE, "baseline", kind, *nulls, split, metric, float(value[0]))
+                {
+                    "task": task_label(dataset, kind),
+                    "phenomenon": PHENOMENA[kind],
+                    "split": split,
+                    "metric": metric,
+                    "value": float(value[0]),
+                }
                 for metric, value in scores.items()
             ]
-    return pl.DataFrame(rows, schema=SCHEMA, orient="row")
+    labels = {"model": BASELINE, "init": BASELINE_INIT, "suite": SUITE, "phenomenon_type": "syntax"}
+    nulls = {"site": None, "layer": None, "seed": None, "variant": "task", "mask": 1.0}
+    return conform(pl.DataFrame(rows), **labels, **nulls, unit="")
 
 
 def run_structural(
@@ -126,16 +128,32 @@ def run_structural(
     sites: Sequence[Site] | None = None,
     config: StructuralSuiteConfig | None = None,
     *,
+    dataset: str = "",
     store: str | Path | None = None,
     progress: bool = True,
 ) -> pl.DataFrame:
     """Distance and depth probes of every subject at `sites` (default: every layer), and the
-    right-branching baseline; trained on `train`, regimen on `dev`, reported on dev and test."""
+    right-branching baseline; trained on `train`, regimen on `dev`, reported on dev and test.
+
+    Rows in `suites.schema.RESULTS_SCHEMA`: task `<dataset>:distance|depth`, variant "task"
+    (full rank) or `rank:<r>`, metrics uuas, dspr (distance) and root_acc, nspr (depth)."""
     config = config or StructuralSuiteConfig()
     items, trees, codes = concatenate(train, dev, test)
-    frames = [
-        subject_scores(s, items, trees, codes, sites, config, store=store, progress=progress)
-        for s in subjects
-    ]
-    frames.append(baseline_scores(trees, codes, config.kinds))
+    frames = []
+    for subject in subjects:
+        frames.append(
+            subject_scores(
+                subject,
+                items,
+                trees,
+                codes,
+                sites,
+                config,
+                dataset=dataset,
+                store=store,
+                progress=progress,
+            )
+        )
+        release_memory()  # one subject's features at a time
+    frames.append(baseline_scores(trees, codes, config.kinds, dataset))
     return pl.concat(frames)

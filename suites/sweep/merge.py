@@ -18,7 +18,7 @@ import polars as pl
 
 from lingprobe.atomic import atomic_write_bytes
 from suites.outputs import write_table
-from suites.schema import RESULTS_SCHEMA, score_table
+from suites.schema import BASELINE_INIT, RESULTS_SCHEMA, score_table
 from suites.sweep.records import read_failures, read_results
 
 RESULTS, LEADERBOARD, FAILURES_TABLE, FAILURES_JSON = (
@@ -44,11 +44,18 @@ FAILURE_COLUMNS: dict[str, pl.DataType] = {
 
 
 def merge_results(out: Path, unit_ids: Sequence[str]) -> pl.DataFrame:
-    """One frame of the finished units' rows, in a fixed order (empty when none finished)."""
+    """One frame of the finished units' rows, in a fixed order (empty when none finished).
+
+    A baseline (init "baseline") that several units scored on the same data is kept once,
+    from its first unit."""
     parts = read_results(out, unit_ids)
     if not parts:
         return pl.DataFrame(schema=RESULTS_SCHEMA)
-    return pl.concat(parts).sort(ORDER, nulls_last=True)
+    rows = pl.concat(parts)
+    baseline = pl.col("init") == BASELINE_INIT
+    keys = [c for c in RESULTS_SCHEMA if c != "unit"]
+    once = rows.filter(baseline).unique(keys, keep="first", maintain_order=True)
+    return pl.concat([rows.filter(~baseline), once]).sort(ORDER, nulls_last=True)
 
 
 def failure_table(out: Path, unit_ids: Sequence[str]) -> pl.DataFrame:

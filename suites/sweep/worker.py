@@ -19,7 +19,7 @@ import torch
 
 from internals import Subject, load_subject
 from suites.registry import SUITES
-from suites.schema import RESULTS_SCHEMA
+from suites.schema import BASELINE_INIT, RESULTS_SCHEMA
 from suites.sweep.config import ModelSpec
 from suites.sweep.units import Unit, UnitContext, UnitError, UnitOutcome, worker_name
 
@@ -49,14 +49,15 @@ def load_model(model: ModelSpec, device: str | None) -> Subject:
 
 
 def label_rows(rows: pl.DataFrame, unit: Unit) -> pl.DataFrame:
-    """A suite's result rows labelled with the sweep's model label, init, suite and unit."""
-    labels = {
-        "unit": unit.id,
-        "suite": unit.suite,
-        "model": unit.model.label,
-        "init": unit.model.init,
-    }
-    labelled = rows.with_columns(pl.lit(v).alias(k) for k, v in labels.items())
+    """A suite's result rows labelled with the sweep's model label, init, suite and unit
+    (baseline rows, init "baseline", keep their own model and init)."""
+    model = pl.col("init") != BASELINE_INIT
+    labelled = rows.with_columns(
+        unit=pl.lit(unit.id),
+        suite=pl.lit(unit.suite),
+        model=pl.when(model).then(pl.lit(unit.model.label)).otherwise(pl.col("model")),
+        init=pl.when(model).then(pl.lit(unit.model.init)).otherwise(pl.col("init")),
+    )
     return labelled.select(list(RESULTS_SCHEMA))
 
 

@@ -12,6 +12,8 @@ import torch
 
 from internals import Site, load_subject
 from probes import StructuralConfig
+from suites.cli import main
+from suites.schema import RESULTS_SCHEMA
 from suites.structural import (
     StructuralSuiteConfig,
     best_layers,
@@ -93,13 +95,19 @@ def test_run_structural_on_a_model_and_its_random_twin(banks, minilm_tokenizer, 
         load_subject(model, tokenizer=minilm_tokenizer),
         load_subject(model, tokenizer=minilm_tokenizer, init="random", seed=1),
     ]
-    config = StructuralSuiteConfig(seeds=(0, 1), ranks=(None, 4), probe=StructuralConfig(epochs=2))
-    frame = run_structural(subjects, train, dev, test, config=config, progress=False)
+    config = StructuralSuiteConfig(
+        seeds=(0, 1), ranks=(None, 4), structural=StructuralConfig(epochs=2)
+    )
+    frame = run_structural(subjects, train, dev, test, config=config, dataset="toy", progress=False)
+    assert frame.columns == list(RESULTS_SCHEMA)
     probed = frame.filter(pl.col("model") != "right_branching")
     # 2 subjects x 3 sites x 2 seeds x 2 ranks x 2 splits x 2 metrics per kind
     assert probed.height == 2 * 3 * 2 * 2 * 2 * 2 * 2
     assert set(probed["init"]) == {"pretrained", "random"}
-    assert set(probed["site_name"]) == {"encoder.0", "encoder.1", "encoder.2"}
+    assert set(probed["site"]) == {"encoder.0", "encoder.1", "encoder.2"}
+    assert set(probed["variant"]) == {"task", "rank:4"}
+    assert set(frame["task"]) == {"toy:distance", "toy:depth"}
+    assert set(frame["suite"]) == {"structural"}
     base = frame.filter(model="right_branching")
     assert sorted(base.filter(split="test")["metric"].to_list()) == [
         "dspr",
@@ -107,7 +115,7 @@ def test_run_structural_on_a_model_and_its_random_twin(banks, minilm_tokenizer, 
         "root_acc",
         "uuas",
     ]
-    assert base["layer"].null_count() == base.height
+    assert base["layer"].null_count() == base["site"].null_count() == base.height
     assert frame["value"].is_finite().all()
     paths = write_structural(frame, tmp_path)
     assert {p.name for p in paths} >= {
@@ -135,17 +143,28 @@ def test_run_amnesic_erases_upos_against_a_random_control(banks, bpe_tokenizer) 
     assert (table["delta"].abs() > 0).all()
 
 
-def test_entry_point_writes_the_table_and_plots(tmp_path, capsys) -> None:
-    from suites.structural.__main__ import main
-
-    ewt = tmp_path / "data" / "ud_english_ewt"
-    ewt.mkdir(parents=True)
-    write_conllu(ewt / "en_ewt-ud-train.conllu", 14, 2)
-    write_conllu(ewt / "en_ewt-ud-dev.conllu", 5, 3)
+def test_cli_runs_the_suite_and_report_renders_it(tmp_path, capsys) -> None:
+    train_file = write_conllu(tmp_path / "toy-train.conllu", 14, 2)
+    test_file = write_conllu(tmp_path / "toy-dev.conllu", 5, 3)
     out = tmp_path / "out"
-    args = ["--data", str(tmp_path / "data"), "--out", str(out), "--train", "10", "--dev", "4"]
-    main(["probe", *args, "--test", "5", "--models", "minilm", "--layers", "0,3", "--epochs", "1"])
+    files = ["--train", str(train_file), "--test", str(test_file)]
+    sizes = ["--train-sentences", "10", "--dev-sentences", "4", "--epochs", "1"]
+    common = ["--models", "minilm", "--layers", "0,3", "--out", str(out), "--quiet"]
+    assert main(["run", "structural", *files, *sizes, *common]) == 0
     frame = pl.read_parquet(out / "structural.parquet")
-    assert set(frame["site_name"].drop_nulls()) == {"encoder.0", "encoder.3"}
+    assert frame.columns == list(RESULTS_SCHEMA)
+    assert set(frame["site"].drop_nulls()) == {"encoder.0", "encoder.3"}
+    assert set(frame["init"]) == {"pretrained", "random", "baseline"}
     assert (out / "uuas_by_layer.png").exists() and (out / "manifest.json").exists()
     assert "right_branching" in capsys.readouterr().out
+    (out / "uuas_by_layer.png").unlink()
+    assert main(["report", str(out)]) == 0
+    assert (out / "uuas_by_layer.png").exists()
+    assert "right_branching" in capsys.readouterr().out
+
+
+def test_cli_refuses_a_bad_setting_in_one_line(tmp_path, capsys) -> None:
+    code = main(["run", "structural", "--kinds", "width", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "kinds" in err[0]
+    assert not (tmp_path / "o").exists()

@@ -46,6 +46,14 @@ suite = "cc"
 features = ["length"]
 n_per_class = 6
 
+[[suites]]
+suite = "structural"
+layers = "last"
+train_sentences = 20
+dev_sentences = 10
+test_sentences = 20
+probe = {{epochs = 2}}
+
 [probe]
 seeds = 1
 epochs = 2
@@ -63,12 +71,14 @@ def write(folder, executor="local"):
 def test_dry_run_lists_units_of_every_suite(tmp_path, capsys):
     path = write(tmp_path)
     units = plan_units(load_config(path))
-    assert {u.suite for u in units} == set(SUITES) == {"edge", "holmes", "curriculum", "cc"}
-    assert len(units) == 2 * 4  # two models (MiniLM and its twin) x one unit per suite entry
+    suites = {"edge", "holmes", "curriculum", "cc", "structural"}
+    assert {u.suite for u in units} == set(SUITES) == suites
+    assert len(units) == 2 * 5  # two models (MiniLM and its twin) x one unit per suite entry
     assert main(["sweep", str(path), "--dry-run"]) == 0
     printed = capsys.readouterr().out
-    assert "8 units: 0 done, 0 failed, 8 to run" in printed
-    for name in ("blimp-causative", "ud-english-ewt:upos", "boolean", "cc:length"):
+    assert "10 units: 0 done, 0 failed, 10 to run" in printed
+    names = ("blimp-causative", "ud-english-ewt:upos", "boolean", "cc:length")
+    for name in (*names, "ud-english-ewt:structural"):
         assert name in printed
 
 
@@ -81,14 +91,18 @@ def local_run(tmp_path_factory):
 @pytest.mark.slow
 def test_every_suite_in_one_leaderboard(local_run):
     folder, summary = local_run
-    assert (summary.planned, summary.done, summary.failed) == (8, 8, 0)
+    assert (summary.planned, summary.done, summary.failed) == (10, 10, 0)
     rows = pl.read_parquet(folder / "local" / "results.parquet")
     board = pl.read_parquet(folder / "local" / "leaderboard.parquet")
     assert rows.columns == list(RESULTS_SCHEMA) and board.columns == list(SCORE_SCHEMA)
     assert set(board["suite"]) == set(SUITES)
-    assert set(board["model"]) == {"minilm", "minilm@random"}
+    assert set(board["model"]) == {"minilm", "minilm@random", "right_branching"}
+    assert set(board.filter(model="right_branching")["suite"]) == {"structural"}
     tasks = set(board["task"])
     assert {"blimp-causative", "ud-english-ewt:upos", "curriculum-boolean", "cc:length"} <= tasks
+    assert {"ud-english-ewt:distance", "ud-english-ewt:depth"} <= tasks
+    uuas = board.filter(metric="uuas", split="test")
+    assert uuas["score"].is_between(0, 1).all() and uuas.height == 3
     test = board.filter((pl.col("split") == "test") & pl.col("metric").is_in(["accuracy"]))
     assert test["score"].is_between(0, 1).all()
 
@@ -96,5 +110,5 @@ def test_every_suite_in_one_leaderboard(local_run):
 @pytest.mark.slow
 def test_the_ray_executor_gives_the_same_leaderboard(ray_instance, local_run, tmp_path):
     summary = run_sweep(write(tmp_path, "ray"), progress=False)
-    assert (summary.done, summary.failed) == (8, 0)
+    assert (summary.done, summary.failed) == (10, 0)
     assert summary.leaderboard.drop("unit").equals(local_run[1].leaderboard.drop("unit"))
