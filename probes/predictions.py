@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 
 import torch
-from jaxtyping import Int, Shaped
+from jaxtyping import Bool, Int, Shaped
 from safetensors.torch import load as safetensors_load
 from safetensors.torch import save as safetensors_bytes
 from torch import Tensor
@@ -109,6 +109,22 @@ class TestPredictions:
             torch.cat([self.pred, other.pred]),
             torch.cat([self.targets, other.targets]),
             torch.cat([self.target_row, other.target_row + n_rows]),
+            self.head,
+            self.outputs,
+        )
+
+    def subset(self, keep: Bool[Tensor, " item"]) -> TestPredictions:
+        """The predictions of the test items where `keep` is True (e.g. a filtered test set)."""
+        if keep.shape != (self.n_items,):
+            raise ProbeInputError(
+                f"keep: shape {tuple(keep.shape)}; give one flag per test item ({self.n_items})"
+            )
+        at = keep.nonzero().flatten()
+        return TestPredictions(
+            self.items[at],
+            self.pred.index_select(1, at),
+            self.targets.index_select(1, at),
+            self.target_row,
             self.head,
             self.outputs,
         )

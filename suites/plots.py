@@ -39,11 +39,13 @@ def layer_curves_figure(
     y: str = "value",
     line: str | Sequence[str] = "model",
     error: str | None = None,
+    band: tuple[str, str] | None = None,
     title: str = "",
     ylabel: str = "",
     xlabel: str | None = None,
 ) -> Figure:
-    """One line per group of `line` columns: `y` against `x`, with a band from `error`.
+    """One line per group of `line` columns: `y` against `x`, with a band of ± `error` or from
+    the `band` columns (low, high), e.g. a confidence interval.
 
     Colours follow the model and init columns; line styles the test set or variant.
     """
@@ -56,7 +58,11 @@ def layer_curves_figure(
         xs, ys = rows[x].to_list(), rows[y].to_list()
         colour = colour_for(named, single)
         ax.plot(xs, ys, marker="o", ms=3, label=text, color=colour, ls=line_style(named))
-        if error is not None:
+        if band is not None:
+            low = rows[band[0]].fill_null(rows[y]).to_list()
+            high = rows[band[1]].fill_null(rows[y]).to_list()
+            ax.fill_between(xs, low, high, alpha=0.15, color=colour)
+        elif error is not None:
             err = rows[error].fill_null(0).to_list()
             low = [a - b for a, b in zip(ys, err)]
             high = [a + b for a, b in zip(ys, err)]

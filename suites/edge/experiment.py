@@ -22,6 +22,13 @@ from torch import Tensor
 from internals import Site, Subject
 from probes import ProbeGrid, TrainConfig, classification_metrics, multilabel_metrics
 from suites.edge.heuristics import HEURISTICS, accuracy_table, classify
+from suites.edge.intervals import (
+    ScoredSet,
+    compare_inits,
+    subject_intervals,
+    test_sets,
+    twins,
+)
 from suites.probing import probe_task, release_memory, task_features
 from suites.schema import subject_rows
 from suites.suite import Limits
@@ -67,6 +74,8 @@ class EdgeConfig:
     name: str | None = None  # the task's name in tables (default: dataset and task)
     layers: str = "all"  # edge probing reads every layer (Sahu et al.)
     limits: Limits = field(default_factory=Limits)  # `sentences` caps each file
+    ci: float | None = 0.95  # bootstrap intervals and paired tests of the tables (None: none)
+    n_resamples: int = 1000  # bootstrap resamples and permutations (seeded by heuristic_seed)
 
 
 @dataclass
@@ -80,6 +89,8 @@ class EdgeResults:
     heuristics: pl.DataFrame
     scores: pl.DataFrame
     meta: dict = field(default_factory=dict)
+    intervals: pl.DataFrame = field(default_factory=pl.DataFrame)  # `edge.intervals`
+    comparisons: pl.DataFrame = field(default_factory=pl.DataFrame)  # pretrained vs random
 
     def drops(self) -> pl.DataFrame:
         """Tables 3–4: per model/init/site, accuracy on original and filtered sets and %Δ."""
@@ -128,8 +139,9 @@ def score_subject(
     store: str | Path | None = None,
     store_dtype: torch.dtype | None = None,
     progress: bool = True,
-) -> pl.DataFrame:
+) -> tuple[pl.DataFrame, dict[str, ScoredSet], tuple[Site, ...]]:
     """Fit the grid on `subject`'s features; score every probe on original and filtered tests.
+    Returns the rows, the probes' predictions on each test set and the sites.
 
     Features stay in `store_dtype` (default float32) until a minibatch needs them."""
     reduce = partial(_pair_mean, dim=subject.dim) if config.pair_pooling == "mean" else None
@@ -193,7 +205,8 @@ def score_subject(
             site="site_name",
         )
     )
-    return subject_rows(frame, subject, SUITE, task)
+    sets = test_sets(run.results, subsets)
+    return subject_rows(frame, subject, SUITE, task), sets, tuple(run.sites)
 
 
 def run_edge(
@@ -220,24 +233,53 @@ def run_edge(
         train_part, test_part, seed=config.heuristic_seed, legacy_keys=config.legacy_keys
     )
     table = accuracy_table(marked).with_columns(task=pl.lit(task.name))
-    per_subject = []
+    per_subject, sets, used = [], [], ()
     for subject in subjects:
-        per_subject.append(
-            score_subject(
-                subject,
-                task,
-                marked,
-                sites,
-                config,
-                store=store,
-                store_dtype=store_dtype,
-                progress=progress,
-            )
+        rows, scored, used = score_subject(
+            subject,
+            task,
+            marked,
+            sites,
+            config,
+            store=store,
+            store_dtype=store_dtype,
+            progress=progress,
         )
+        per_subject.append(rows)
+        sets.append(scored)
         release_memory()  # one subject's features at a time
     scores = pl.concat(per_subject)
+    intervals, comparisons = _uncertainty(subjects, task, sets, used, config)
     meta = {"task": task.name, "items": task.frame.height}
-    return EdgeResults(table, scores, meta)
+    return EdgeResults(table, scores, meta, intervals, comparisons)
+
+
+def _uncertainty(
+    subjects: Sequence[Subject],
+    task: Task,
+    sets: list[dict[str, ScoredSet]],
+    sites: Sequence[Site],
+    config: EdgeConfig,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Every subject's score intervals, and pretrained minus random for each twin pair."""
+    if config.ci is None or not sites:
+        return pl.DataFrame(), pl.DataFrame()
+    metric = "micro_f1" if task.target_type == "multilabel" else "accuracy"
+    options = {"ci": config.ci, "n_resamples": config.n_resamples, "seed": config.heuristic_seed}
+    intervals = [
+        subject_intervals(s, task.name, scored, sites, metric, **options)
+        for s, scored in zip(subjects, sets)
+    ]
+    comparisons = [
+        compare_inits(subjects[p], task.name, sets[p], sets[r], sites, metric, **options)
+        for p, r in twins(subjects)
+    ]
+    return _stacked(intervals), _stacked(comparisons)
+
+
+def _stacked(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    full = [f for f in frames if f.height]
+    return pl.concat(full) if full else pl.DataFrame()
 
 
 def test_set_name(split: str) -> str:

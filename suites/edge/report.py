@@ -14,11 +14,17 @@ from suites.edge.experiment import (
     pretrained_vs_random,
     with_test_sets,
 )
+from suites.edge.uncertainty_tables import (
+    printable_versus,
+    scores_with_intervals,
+    versus_with_tests,
+)
 from suites.outputs import write_table
 from suites.plot_style import label, short_model
 from suites.plots import bars, layer_curves
 
 SCORES, HEURISTICS = "scores.parquet", "heuristics.parquet"
+INTERVALS, COMPARISONS = "intervals.parquet", "comparison.parquet"
 
 
 def unit_name(model: str, init: str, task: str) -> str:
@@ -32,12 +38,31 @@ def save_unit(results: EdgeResults, out: Path, legacy_keys: bool) -> None:
     units = out / "units"
     for (model, init, task), rows in results.scores.group_by("model", "init", "task"):
         write_table(rows, units / f"{unit_name(str(model), str(init), str(task))}.{SCORES}")
+    for (model, init, task), rows in _groups(results.intervals, ["model", "init", "task"]):
+        write_table(rows, units / f"{unit_name(str(model), str(init), str(task))}.{INTERVALS}")
+    for (model, task), rows in _groups(results.comparisons, ["model", "task"]):
+        stem = unit_name(str(model), "pretrained-vs-random", str(task))
+        write_table(rows, units / f"{stem}.{COMPARISONS}")
     task_name = str(results.meta["task"])
     stem = unit_name("data", "legacy" if legacy_keys else "correct", task_name)
     write_table(
         results.heuristics.with_columns(legacy_keys=pl.lit(legacy_keys)),
         units / f"{stem}.{HEURISTICS}",
     )
+
+
+def _groups(frame: pl.DataFrame, keys: list[str]) -> list[tuple[tuple, pl.DataFrame]]:
+    return list(frame.group_by(keys)) if frame.height else []
+
+
+def load_uncertainty(out: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """All units' score intervals and pretrained-vs-random comparisons (empty when none)."""
+    found = []
+    for suffix in (INTERVALS, COMPARISONS):
+        paths = sorted((out / "units").glob(f"*.{suffix}"))
+        frames = [pl.read_parquet(p) for p in paths]
+        found.append(pl.concat(frames, how="diagonal") if frames else pl.DataFrame())
+    return found[0], found[1]
 
 
 def load_tables(out: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -56,28 +81,46 @@ def load_tables(out: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
 def render(out: Path, *, echo: bool = True) -> dict[str, pl.DataFrame]:
     """Merge units, write the summary tables and plots, print them; returns the tables."""
     scores, table2 = load_tables(out)
-    return render_tables(scores, table2, out, echo=echo)
+    intervals, comparisons = load_uncertainty(out)
+    return render_tables(
+        scores, table2, out, echo=echo, intervals=intervals, comparisons=comparisons
+    )
 
 
 def render_tables(
-    scores: pl.DataFrame, table2: pl.DataFrame, out: Path, *, echo: bool = True
+    scores: pl.DataFrame,
+    table2: pl.DataFrame,
+    out: Path,
+    *,
+    echo: bool = True,
+    intervals: pl.DataFrame | None = None,
+    comparisons: pl.DataFrame | None = None,
 ) -> dict[str, pl.DataFrame]:
-    """Summary tables and plots of already merged scores and heuristic tables, into `out`."""
+    """Summary tables and plots of already merged scores and heuristic tables, into `out`;
+    with `intervals`/`comparisons` (`suites.edge.intervals`) the scores carry 95% intervals and
+    pretrained-vs-random its paired test."""
+    intervals = intervals if intervals is not None else pl.DataFrame()
+    comparisons = comparisons if comparisons is not None else pl.DataFrame()
     drops = drop_table(scores)
     versus = pretrained_vs_random(scores)
     tables = {"heuristics": table2, "drops": drops, "pretrained_vs_random": versus}
+    tables["scores_ci"] = scores_with_intervals(scores, intervals)
+    tested = versus_with_tests(scores, intervals, comparisons)
+    if tested.height:
+        tables["pretrained_vs_random_tests"] = tested
     for name, frame in tables.items():
         write_table(frame, out / f"{name}.parquet")
     write_table(scores, out / "all_scores.parquet")
-    _plots(scores, table2, out)
+    _plots(scores, table2, out, tables["scores_ci"])
     if echo:
         _print(tables)
     return tables
 
 
-def _plots(scores: pl.DataFrame, table2: pl.DataFrame, out: Path) -> None:
-    """Per task: the metric per layer (pretrained vs random, original vs Mem-Exact-filtered),
-    the heuristics' accuracy, the drop per layer on each filtered set, selectivity per layer."""
+def _plots(scores: pl.DataFrame, table2: pl.DataFrame, out: Path, with_ci: pl.DataFrame) -> None:
+    """Per task: the metric per layer (pretrained vs random, original vs Mem-Exact-filtered,
+    bands: 95% bootstrap intervals, or ± std over seeds without them), the heuristics'
+    accuracy, the drop per layer on each filtered set, selectivity per layer."""
     marked = with_test_sets(scores)
     drops = drop_table(scores)
     for (task,), rows in marked.group_by("task"):
@@ -93,14 +136,21 @@ def _plots(scores: pl.DataFrame, table2: pl.DataFrame, out: Path) -> None:
             (pl.col("value").mean() * 100).alias("value"),
             (pl.col("value").std().fill_null(0) * 100).alias("std"),
         )
+        bounds = with_ci.filter((pl.col("task") == task) & (pl.col("variant") == "task"))
+        has_ci = bounds.height > 0 and bounds["ci_low"].null_count() < bounds.height
+        if has_ci:
+            keys = ["model", "init", "test_set", "layer"]
+            mean = mean.join(bounds.select(*keys, "ci_low", "ci_high"), on=keys, how="left")
+        band = "95% bootstrap interval" if has_ci else "± std over seeds"
         layer_curves(
             mean,
             f"{stem}.png",
             line=[*who, "test_set"],
             error="std",
+            band=("ci_low", "ci_high") if has_ci else None,
             ylabel=f"{metric} (%)",
             title=f"{models} on {task}: {metric} per layer, pretrained vs random twin,"
-            " original vs Mem-Exact-filtered test",
+            f" original vs Mem-Exact-filtered test (band: {band})",
         )
         heuristics = table2.filter(pl.col("task") == task)
         if heuristics.height:
@@ -165,3 +215,15 @@ def _print(tables: dict[str, pl.DataFrame]) -> None:
         print("\nAccuracy (%) on the Mem-Exact-filtered test set, per layer — paper Tables 5-6")
         versus = tables["pretrained_vs_random"]
         print(versus.drop("model") if versus["model"].n_unique() == 1 else versus)
+        tested = tables.get("pretrained_vs_random_tests")
+        if tested is not None:
+            print(
+                "\nPretrained vs random per layer (score % [95% bootstrap CI]; difference in"
+                " points, paired permutation test, p_holm: Holm over the layers of a test set;"
+                " * where p_holm < 0.05)"
+            )
+            shown = printable_versus(
+                tested.filter(pl.col("split").is_in(["test", "test:mem_exact"]))
+            )
+            with pl.Config(tbl_width_chars=180):
+                print(shown.drop("model") if shown["model"].n_unique() == 1 else shown)

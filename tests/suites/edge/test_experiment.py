@@ -43,6 +43,14 @@ def test_pretrained_minilm_beats_its_random_twin_on_upos(minilm, ewt):
         f" random {versus['random']:.1f}%"
     )
     assert versus["pretrained"] >= versus["random"] + 20
+    tested = results.comparisons.filter(split="test").row(0, named=True)
+    assert tested["ci_low"] <= tested["difference"] <= tested["ci_high"]
+    assert tested["difference"] == pytest.approx((versus["pretrained"] - versus["random"]) / 100)
+    assert tested["ci_low"] > 0 and tested["p_holm"] < 0.05  # 20+ points on 80 sentences
+    bounds = results.intervals.filter(split="test", variant="task", init="pretrained").row(
+        0, named=True
+    )
+    assert bounds["ci_low"] * 100 <= versus["pretrained"] <= bounds["ci_high"] * 100
     table = results.heuristics
     assert table["heuristic"].to_list() == ["mem_exact", "mem_freq", "mem_uniform"]
     assert set(results.scores["variant"].unique()) == {"task", "control"}
@@ -155,6 +163,12 @@ def test_demo_runs_on_the_shipped_sample(tmp_path, capsys):
     assert code == 0
     printed = capsys.readouterr().out
     assert "subsample" in printed and "paper Tables 5-6" in printed
+    assert "Pretrained vs random per layer (score % [95% bootstrap CI]" in printed
+    tested = pl.read_parquet(out / "pretrained_vs_random_tests.parquet")
+    assert set(tested["layer"]) == {0, 6} and tested["p_value"].is_between(0, 1).all()
+    assert (tested["ci_low"] <= tested["difference"]).all()
+    assert (tested["difference"] <= tested["ci_high"]).all()
+    assert (tested["p_holm"] >= tested["p_value"]).all()
     tasks = pl.read_parquet(out / "all_scores.parquet")["task"].unique().sort().to_list()
     assert tasks == ["ud-english-ewt:deprel", "ud-english-ewt:upos"]
     kinds = ("", "_heuristics", "_drops", "_selectivity")  # per task: curves, Table 2, drops, sel.
