@@ -146,9 +146,11 @@ class TestPredictions:
         meta = safetensors_metadata(data)
         t = safetensors_load(data)
         head = meta.get("head")
-        if head not in ("classification", "multilabel", "regression"):
-            raise ProbeInputError(f"{source}: unknown head {head!r} in the file's metadata.")
-        return cls(t["items"], t["pred"], t["targets"], t["target_row"], head, int(meta["outputs"]))
+        if head == "classification" or head == "multilabel" or head == "regression":
+            return cls(
+                t["items"], t["pred"], t["targets"], t["target_row"], head, int(meta["outputs"])
+            )
+        raise ProbeInputError(f"{source}: unknown head {head!r} in the file's metadata.")
 
 
 def safetensors_metadata(data: bytes) -> dict[str, str]:

@@ -267,6 +267,14 @@ def plot_curve(curve: pl.DataFrame, path: str | Path, title: str = "") -> Path:
     xs = ordered["fraction"].to_list()
     fig, ax = plt.subplots(figsize=(6.5, 4))
     ax.plot(xs, ordered["rank_resolution"].to_list(), marker="o", label="rank resolution")
+    if "ci_low" in ordered.columns and ordered["ci_low"].is_not_nan().any():
+        ax.fill_between(
+            xs,
+            ordered["ci_low"].to_list(),
+            ordered["ci_high"].to_list(),
+            alpha=0.2,
+            label=f"{LEVEL:.0%} nested-bootstrap interval",
+        )
     ax.set_xscale("log", base=2)
     ax.set_xticks(xs, [f"1/{round(1 / x)}" if x < 1 else "1" for x in xs])
     ax.set_xlabel("train fraction")

@@ -142,9 +142,11 @@ def bars_figure(
     title: str = "",
     xlabel: str | None = None,
     fmt: str = "{:.2f}",
+    interval: tuple[str, str] | None = None,
 ) -> Figure:
     """Horizontal bars of `value` per `label`, best at the top, each bar's value written at its
-    end (a zero is a marked value, not a missing bar)."""
+    end (a zero is a marked value, not a missing bar); `interval` (low, high columns) draws
+    error bars, e.g. a confidence interval."""
     ordered = frame.sort(value, nulls_last=False)
     names = ordered[label].cast(pl.String).to_list()
     values = ordered[value].to_list()
@@ -153,6 +155,12 @@ def bars_figure(
     fig, ax = plt.subplots(figsize=(6.5, max(2.5, 0.3 * len(names) + 1.2)))
     ax.barh(shown, [v or 0.0 for v in values], color=colours)
     span = max((abs(v) for v in values if v is not None), default=1.0) or 1.0
+    if interval is not None:
+        low, high = (ordered[c].to_list() for c in interval)
+        for i, (v, a, b) in enumerate(zip(values, low, high)):
+            if v is not None and a is not None and b is not None and a == a and b == b:
+                ax.errorbar([v], [i], xerr=[[v - a], [b - v]], color="black", capsize=3, lw=1)
+                span = max(span, abs(b))
     for i, v in enumerate(values):
         if v is None:
             ax.text(0, i, " no value", va="center", fontsize=7, color="grey")

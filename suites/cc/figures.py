@@ -24,8 +24,14 @@ def syntax_figures(
     out = Path(folder)
     written = []
     curves = layers.group_by("model", "init", "feature", "layer").agg(
-        pl.col("accuracy").mean(), pl.col("accuracy").std().fill_null(0).alias("std")
+        pl.col("accuracy").mean(),
+        pl.col("accuracy").std().fill_null(0).alias("std"),
+        pl.len().alias("n_seeds"),
+        *(pl.col(c).first() for c in ("ci_low", "ci_high") if c in layers.columns),
     )
+    # one data seed: the band is the bootstrap interval of the test accuracy; several: ± std
+    one_seed = "ci_low" in curves.columns and bool((curves["n_seeds"] == 1).all())
+    band_words = "95% bootstrap interval" if one_seed else "± std over data seeds"
     for (feature,), rows in curves.group_by("feature", maintain_order=True):
         written.append(
             layer_curves(
@@ -34,8 +40,10 @@ def syntax_figures(
                 y="accuracy",
                 line=["model", "init"],
                 error="std",
+                band=("ci_low", "ci_high") if one_seed else None,
                 ylabel="test accuracy",
-                title=f"CC probe, D_{feature}: accuracy per layer (held-apart vocabulary)",
+                title=f"CC probe, D_{feature}: accuracy per layer (held-apart vocabulary;"
+                f" band: {band_words})",
             )
         )
     if values.height == 0:

@@ -19,7 +19,7 @@ from torch import Tensor
 
 from internals import Site, SpanItem, Subject
 from internals import sites as site_rules
-from probes import fit_logistic_regression
+from probes import ItemResamples, bootstrap_probes, confidence_interval, fit_logistic_regression
 from suites.cc.generate import feature_subsets
 from suites.errors import TaskError
 
@@ -32,6 +32,8 @@ class SyntaxProbeConfig:
     max_iter: int = 1000  # ours: scikit-learn's default 100 often stops early on raw features
     standardize: bool = True  # ours: z-score every site with train statistics (same C per layer)
     pool: str = "mean"  # paper §3.1.3: mean-pooled sentence embeddings (Vulić et al., 2020)
+    ci: float | None = 0.95  # ours: BCa bootstrap interval of each site's test accuracy
+    n_resamples: int = 1000  # bootstrap resamples of the test sentences (seed 0)
 
 
 def sentence_features(
@@ -72,8 +74,13 @@ def accuracy_tables(
     test: pl.DataFrame,
     sites: Sequence[Site],
     value_column: str | None = "value",
+    *,
+    ci: float | None = None,
+    n_resamples: int = 1000,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(accuracy per site, accuracy per site x value of `value_column`) on the test rows."""
+    """(accuracy per site, accuracy per site x value of `value_column`) on the test rows; with
+    `ci`, the per-site table has the BCa bootstrap interval `ci_low`, `ci_high` (test sentences
+    resampled jointly for every site, so layers are paired)."""
     labels = torch.tensor(test["label"].to_list(), dtype=torch.long)
     correct = (predictions == labels[None, :]).double()
     per_site = pl.DataFrame(
@@ -84,6 +91,18 @@ def accuracy_tables(
             "n_test": [test.height] * len(sites),
         }
     )
+    if ci is not None:
+        truth = labels[None, :].expand_as(predictions)
+        reps = bootstrap_probes(
+            predictions,
+            truth,
+            ItemResamples(test.height, n_resamples, 0),
+            head="classification",
+            outputs=int(max(int(predictions.max()), int(labels.max())) + 1),
+            metrics=["accuracy"],
+        )
+        low, high = confidence_interval(reps["accuracy"], ci, "bca")
+        per_site = per_site.with_columns(ci_low=low.numpy(), ci_high=high.numpy())
     if value_column is None:
         return per_site, per_site.clear()
     long = pl.DataFrame(
@@ -156,7 +175,9 @@ def probe_frames(
         predictions = layer_predictions(
             block[_rows(frame, "train")], train_y, block[_rows(frame, "test")], config
         )
-        per_site, per_value = accuracy_tables(predictions, test, sites, value_column)
+        per_site, per_value = accuracy_tables(
+            predictions, test, sites, value_column, ci=config.ci, n_resamples=config.n_resamples
+        )
         tag = [
             pl.lit(name).alias("feature"),
             pl.lit(subject.name).alias("model"),

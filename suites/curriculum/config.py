@@ -52,6 +52,8 @@ class CurriculumConfig:
     analyses: tuple[str, ...] = PROBE_ANALYSES
     layers: str = "all"
     limits: Limits = field(default_factory=Limits)  # train / test cap items per phenomenon
+    ci: float | None = 0.95  # bootstrap interval of each inoculation point's seed mean (None: none)
+    n_resamples: int = 1000  # bootstrap resamples of the test items
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sizes", tuple(int(s) for s in self.sizes))

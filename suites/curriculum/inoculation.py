@@ -86,7 +86,19 @@ def inoculation(
             num_classes=len(task.labels),
             progress=False,
         )
-        table = result.table().filter(variant="task").join(sizes, on="mask")
+        table = result.table().filter(variant="task")
+        if config.ci is not None:
+            keys = ["site", "mask", "split", "metric"]
+            bounds = result.summary(
+                config.ci, n_resamples=config.n_resamples, seed=config.split_seed
+            )
+            bounds = bounds.filter(variant="task", split="test").select(*keys, "ci_low", "ci_high")
+            table = table.join(bounds, on=keys, how="left")
+        else:
+            table = table.with_columns(
+                ci_low=pl.lit(None, pl.Float64), ci_high=pl.lit(None, pl.Float64)
+            )
+        table = table.join(sizes, on="mask")
         tables.append(table.drop("variant", "mask").with_columns(input=pl.lit(name)))
     return (
         pl.concat(tables)
@@ -105,6 +117,8 @@ def inoculation(
             "metric",
             "value",
             "best_epoch",
+            "ci_low",
+            "ci_high",
         )
         .sort("input", "n_per_label", "seed", "site", "split", "metric")
     )
@@ -127,7 +141,8 @@ def subsample_masks(
 def learning_curves(
     table: pl.DataFrame, *, metric: str = "accuracy", split: str = "test"
 ) -> pl.DataFrame:
-    """Mean, std and best over seeds of one metric per phenomenon, input, N and site."""
+    """Mean, std and best over seeds of one metric per phenomenon, input, N and site, and the
+    bootstrap interval of the mean (`ci_low`, `ci_high`; test split, null without one)."""
     keys = ["phenomenon", "input", "n_per_label", "site", "site_name", "layer"]
     return (
         table.filter(metric=metric, split=split)
@@ -138,6 +153,8 @@ def learning_curves(
             best=pl.col("value").max(),
             n_train=pl.col("n_train").mean(),
             n_seeds=pl.col("seed").n_unique(),
+            ci_low=pl.col("ci_low").first() if "ci_low" in table.columns else pl.lit(None),
+            ci_high=pl.col("ci_high").first() if "ci_high" in table.columns else pl.lit(None),
         )
         .sort(keys)
     )

@@ -42,15 +42,21 @@ def last_site(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def inoculation_plot(curves: pl.DataFrame, path: Path, title: str) -> Path:
-    """Test accuracy against examples per label (log axis), one line per input, with std band."""
+    """Test accuracy against examples per label (log axis), one line per input; band: the 95%
+    bootstrap interval of the seed mean (± std over seeds where the run kept no interval)."""
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    with_ci = "ci_low" in curves.columns and curves["ci_low"].null_count() < curves.height
     for (name,), rows in curves.sort("n_per_label").group_by(["input"], maintain_order=True):
         xs, ys = rows["n_per_label"].to_list(), rows["mean"].to_list()
-        err = rows["std"].fill_null(0).to_list()
         ax.plot(xs, ys, marker="o", ms=3, label=str(name))
-        ax.fill_between(
-            xs, [a - b for a, b in zip(ys, err)], [a + b for a, b in zip(ys, err)], alpha=0.2
-        )
+        if with_ci:
+            low = rows["ci_low"].fill_null(rows["mean"]).to_list()
+            high = rows["ci_high"].fill_null(rows["mean"]).to_list()
+        else:
+            err = rows["std"].fill_null(0).to_list()
+            low, high = [a - b for a, b in zip(ys, err)], [a + b for a, b in zip(ys, err)]
+        ax.fill_between(xs, low, high, alpha=0.2)
+    title = f"{title} (band: {'95% bootstrap interval' if with_ci else '± std over seeds'})"
     ax.set_xscale("log")
     ax.set_xlabel("training examples per label")
     ax.set_ylabel("test accuracy")

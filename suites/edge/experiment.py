@@ -233,7 +233,8 @@ def run_edge(
         train_part, test_part, seed=config.heuristic_seed, legacy_keys=config.legacy_keys
     )
     table = accuracy_table(marked).with_columns(task=pl.lit(task.name))
-    per_subject, sets, used = [], [], ()
+    per_subject, sets = [], []
+    used: tuple[Site, ...] = ()
     for subject in subjects:
         rows, scored, used = score_subject(
             subject,
@@ -265,13 +266,15 @@ def _uncertainty(
     if config.ci is None or not sites:
         return pl.DataFrame(), pl.DataFrame()
     metric = "micro_f1" if task.target_type == "multilabel" else "accuracy"
-    options = {"ci": config.ci, "n_resamples": config.n_resamples, "seed": config.heuristic_seed}
+    ci, n, seed = config.ci, config.n_resamples, config.heuristic_seed
     intervals = [
-        subject_intervals(s, task.name, scored, sites, metric, **options)
+        subject_intervals(s, task.name, scored, sites, metric, ci=ci, n_resamples=n, seed=seed)
         for s, scored in zip(subjects, sets)
     ]
     comparisons = [
-        compare_inits(subjects[p], task.name, sets[p], sets[r], sites, metric, **options)
+        compare_inits(
+            subjects[p], task.name, sets[p], sets[r], sites, metric, ci=ci, n_resamples=n, seed=seed
+        )
         for p, r in twins(subjects)
     ]
     return _stacked(intervals), _stacked(comparisons)

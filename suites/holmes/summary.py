@@ -52,8 +52,12 @@ def summarize_scores(
     (the same plus `fraction`), the reliability-efficiency curve."""
     if full["model"].n_unique() < 2:
         return HolmesSummary(None, None, None, None)
-    overall = mean_winning_rate(full).select(pl.lit("overall").alias("group"), pl.all())
-    per_type = mean_winning_rate(full, by="phenomenon_type").rename({"phenomenon_type": "group"})
+    overall = mean_winning_rate(full, ci=0.95, n_boot=n_boot, seed=seed).select(
+        pl.lit("overall").alias("group"), pl.all()
+    )
+    per_type = mean_winning_rate(
+        full, by="phenomenon_type", ci=0.95, n_boot=n_boot, seed=seed
+    ).rename({"phenomenon_type": "group"})
     ranking = pl.concat([overall, per_type], how="vertical_relaxed")
     flash = None
     if reduced is not None and reduced.height:
@@ -129,7 +133,9 @@ def _write(summary: HolmesSummary, full: pl.DataFrame, out: Path, source: str) -
             out / "ranking.png",
             label="model",
             value="mwr",
-            title=f"{source}: models ranked by mean winning rate over {datasets} datasets",
+            interval=("ci_low", "ci_high"),
+            title=f"{source}: models ranked by mean winning rate over {datasets} datasets"
+            " (bars: 95% bootstrap interval over datasets)",
         )
     typed = full.with_columns(pl.col("phenomenon_type").fill_null("").replace("", "untyped"))
     plots.heatmap(

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 import pytest
 import torch
+from scipy import stats
 
 from internals import Site
 from suites.cc import SyntaxProbeConfig, generate, layer_predictions, probe_frames
@@ -34,6 +36,23 @@ def test_accuracy_tables_by_hand():
     assert per_site["accuracy"].to_list() == [0.75, 0.5]
     assert per_value.sort("layer", "value")["accuracy"].to_list() == [1.0, 0.5, 0.5, 0.5]
     assert per_value["n"].to_list() == [2, 2, 2, 2]
+
+
+def test_accuracy_intervals_equal_scipy_bca():
+    gen = torch.Generator().manual_seed(0)
+    labels = torch.randint(0, 2, (80,), generator=gen)
+    predictions = torch.where(torch.rand(2, 80, generator=gen) < 0.7, labels, 1 - labels)
+    test = pl.DataFrame({"label": labels.tolist(), "value": [0] * 80})
+    sites = [Site("encoder", 0), Site("encoder", 1)]
+    per_site, _ = accuracy_tables(predictions, test, sites, ci=0.95, n_resamples=4000)
+    for row, site in zip(per_site.iter_rows(named=True), predictions):
+        correct = (site == labels).double().numpy()
+        ref = stats.bootstrap(
+            (correct,), np.mean, n_resamples=4000, method="BCa", rng=np.random.default_rng(1)
+        ).confidence_interval
+        assert row["ci_low"] == pytest.approx(ref.low, abs=0.015)
+        assert row["ci_high"] == pytest.approx(ref.high, abs=0.015)
+        assert row["ci_low"] <= row["accuracy"] <= row["ci_high"]
 
 
 @pytest.mark.slow

@@ -66,6 +66,10 @@ def test_inoculation_and_hypothesis_only(prepared):
     assert set(table["input"]) == {"pair", "hypothesis"}
     curves = learning_curves(table)
     assert curves.height == 8 and (curves["n_seeds"] == 2).all()
+    assert (curves["ci_low"] <= curves["mean"]).all() and (
+        curves["mean"] <= curves["ci_high"]
+    ).all()
+    assert table.filter(split="train")["ci_low"].null_count() == table.filter(split="train").height
     gap = hypothesis_gap(table)
     assert gap["phenomenon"].to_list() == list(PHENOMENA)
     assert (gap["n_per_label"] == 50).all()
