@@ -22,6 +22,11 @@ from probes.errors import ProbeInputError
 from probes.inputs import TargetKind
 
 FILE = "test_predictions.safetensors"
+HEADS: dict[str, TargetKind] = {
+    "classification": "classification",
+    "multilabel": "multilabel",
+    "regression": "regression",
+}
 
 
 def compact_ids(values: Tensor, num_classes: int) -> Tensor:
@@ -145,12 +150,10 @@ class TestPredictions:
         """Read bytes written by `to_bytes`; `source` names the file in errors."""
         meta = safetensors_metadata(data)
         t = safetensors_load(data)
-        head = meta.get("head")
-        if head == "classification" or head == "multilabel" or head == "regression":
-            return cls(
-                t["items"], t["pred"], t["targets"], t["target_row"], head, int(meta["outputs"])
-            )
-        raise ProbeInputError(f"{source}: unknown head {head!r} in the file's metadata.")
+        head = HEADS.get(meta.get("head", ""))
+        if head is None:
+            raise ProbeInputError(f"{source}: unknown head {meta.get('head')!r} in its metadata.")
+        return cls(t["items"], t["pred"], t["targets"], t["target_row"], head, int(meta["outputs"]))
 
 
 def safetensors_metadata(data: bytes) -> dict[str, str]:
