@@ -37,6 +37,12 @@ from probes.predictions import FILE as TEST_FILE
 from probes.predictions import TestPredictions
 
 TABLE_COLUMNS = ["site", "seed", "variant", "mask", "split", "metric", "value", "best_epoch"]
+MaskKind = Literal["train_fraction", "mdl_block", "mask_id"]
+MASK_KINDS: dict[str, MaskKind] = {
+    "train_fraction": "train_fraction",
+    "mdl_block": "mdl_block",
+    "mask_id": "mask_id",
+}
 MANIFEST = "manifest.json"
 FORMAT = "lingprobe-results/1"
 FRAMES = ("probes", "metrics", "codelengths")
@@ -54,7 +60,11 @@ class ProbeResults:
     `hidden_weight [P, D, H]`, `hidden_bias [P, H]`, and `coef` is `[P, H, C]`), CPU tensors in
     probe order; `coef_` / `intercept_` give the output layer in scikit-learn's layout;
     codelengths: (site, seed, variant, online_bits, uniform_bits, compression) or None;
-    test: every probe's test predictions and targets (`TestPredictions`), or None.
+    test: every probe's test predictions and targets (`TestPredictions`), or None;
+    site_names: the name of each site index (`fit_probes(site_names=...)`), or None;
+    mask_kind: what `mask` holds: "train_fraction" (the fraction of train a probe saw, 1.0 =
+    all), "mdl_block" (the online-code block's fraction) or "mask_id" (the position of an
+    explicit train mask in `ProbeGrid.train_masks`).
     """
 
     probes: pl.DataFrame
@@ -64,6 +74,8 @@ class ProbeResults:
     kind: str = "linear"
     head: str = "classification"
     test: TestPredictions | None = None
+    site_names: tuple[str, ...] | None = None
+    mask_kind: MaskKind = "train_fraction"
 
     @property
     def coef_(self) -> Float[Tensor, "probe class in"]:
@@ -108,8 +120,19 @@ class ProbeResults:
         return make_head(self.head, logits.shape[-1]).predict(logits)
 
     def table(self) -> pl.DataFrame:
-        """Long table: site, seed, variant, mask, split, metric, value, best_epoch."""
-        return self.metrics.join(self.probes, on="probe").select(TABLE_COLUMNS)
+        """Long table: site, seed, variant, mask, split, metric, value, best_epoch, and the
+        `site_name` of each site (null when `fit_probes` was given no names) and `mask_kind`
+        (what `mask` holds: train_fraction, mdl_block or mask_id)."""
+        names = self.site_names
+        name = pl.col("site").map_elements(
+            lambda i: names[i] if names is not None and 0 <= i < len(names) else None,
+            return_dtype=pl.String,
+        )
+        return (
+            self.metrics.join(self.probes, on="probe")
+            .select(TABLE_COLUMNS)
+            .with_columns(site_name=name, mask_kind=pl.lit(self.mask_kind))
+        )
 
     def summary(
         self,
@@ -248,7 +271,14 @@ class ProbeResults:
             name: {"bytes": len(data), "xxh3": bytes_digest(data)}
             for name, data in contents.items()
         }
-        manifest = {"format": FORMAT, **meta, "files": files}
+        names = list(self.site_names) if self.site_names is not None else None
+        manifest = {
+            "format": FORMAT,
+            **meta,
+            "site_names": names,
+            "mask_kind": self.mask_kind,
+            "files": files,
+        }
         atomic_write_bytes(out / MANIFEST, json.dumps(manifest, indent=2).encode())
 
     @classmethod
@@ -272,6 +302,8 @@ class ProbeResults:
             weights=safetensors_load(data[WEIGHTS]),
             codelengths=frames.get("codelengths"),
             kind=str(manifest.get("kind", "linear")),
+            site_names=_site_names(manifest.get("site_names")),
+            mask_kind=MASK_KINDS.get(str(manifest.get("mask_kind")), "train_fraction"),
             head=str(manifest.get("head", "classification")),
             test=(
                 TestPredictions.from_bytes(data[TEST_FILE], str(src / TEST_FILE))
@@ -279,6 +311,12 @@ class ProbeResults:
                 else None
             ),
         )
+
+
+def _site_names(value: Any) -> tuple[str, ...] | None:
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    return None
 
 
 def _parquet_bytes(frame: pl.DataFrame) -> bytes:

@@ -16,6 +16,7 @@ training it alone (a one-probe grid) with the same seed, up to float reassociati
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
@@ -64,13 +65,16 @@ def fit_probes(
     num_classes: int | None = None,
     device: torch.device | str | None = None,
     progress: bool = True,
+    site_names: Sequence[str] | None = None,
 ) -> ProbeResults:
     """Train every probe of `grid` on `feats` together; metrics at each probe's best dev epoch.
 
     targets: `[item]` int class ids, `[item, class]` 0/1 (multi-label) or `[item]` floats.
     splits: a `Splits` or `[item]` codes (0 train, 1 dev, 2 test, -1 unused).
     keys: one control-task type per item (e.g. the word's surface string); without them the
-    control labels are a shuffle of the targets. `device`: default the features' accelerator,
+    control labels are a shuffle of the targets. `site_names`: one name per site of `feats`
+    (e.g. `internals.Site.name`), carried into `ProbeResults.table()`. `device`: default the
+    features' accelerator,
     else CUDA when present, else CPU; the features are moved there whole (float16/bfloat16
     features stay so in memory and are computed on in float32). Results come back on the CPU.
     """
@@ -100,9 +104,16 @@ def fit_probes(
     sweep = _Sweep(feats, codes, target, ids, layout, head, select_by, grid, config, dev)
     explicit = grid.explicit_masks
     warn_absent_classes(target, codes, None if explicit is None else per_seed(explicit))
+    if site_names is not None and len(site_names) != n_sites:
+        raise ProbeInputError(
+            f"site_names: {len(site_names)} names for {n_sites} sites; give one name per site of"
+            " feats (e.g. [s.name for s in sites])"
+        )
     with worker_pool(config.threads if dev.type == "cpu" else 1) as pool:
         sweep.run(progress, pool)
-        return sweep.results(pool)
+        results = sweep.results(pool)
+    results.site_names = tuple(site_names) if site_names is not None else None
+    return results
 
 
 class _Sweep:
@@ -302,6 +313,13 @@ class _Sweep:
             kind=self.grid.kind,
             head=self.target.kind,
             test=self.evaluator.test,
+            mask_kind=(
+                "mask_id"
+                if self.grid.explicit_masks is not None
+                else "mdl_block"
+                if self.grid.mdl_blocks is not None
+                else "train_fraction"
+            ),
         )
 
 

@@ -43,7 +43,7 @@ class ProbeRun:
 
     def rows(self, suite: str = "", unit: str = "") -> pl.DataFrame:
         """Every probe's metrics in `suites.schema.RESULTS_SCHEMA` (sites by name)."""
-        table = self.results.table().rename({"site": "site_index"})
+        table = self.results.table().drop("site_name", "mask_kind").rename({"site": "site_index"})
         frame = table.join(site_columns(self.sites), on="site_index").drop(
             "site_index", "best_epoch"
         )
@@ -163,5 +163,6 @@ def probe_task(
         keys=task.keys,
         device=device,
         progress=progress,
+        site_names=[s.name for s in chosen],
     )
     return ProbeRun(subject.name, subject.init, task, chosen, results)

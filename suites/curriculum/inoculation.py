@@ -86,7 +86,7 @@ def inoculation(
             num_classes=len(task.labels),
             progress=False,
         )
-        table = result.table().filter(variant="task")
+        table = result.table().drop("site_name", "mask_kind").filter(variant="task")
         if config.ci is not None:
             keys = ["site", "mask", "split", "metric"]
             bounds = result.summary(

@@ -12,6 +12,7 @@ from probes import (
     MDLBlocks,
     ProbeConfigError,
     ProbeGrid,
+    ProbeInputError,
     ProbeResults,
     Splits,
     TrainConfig,
@@ -133,3 +134,33 @@ def test_logits_of_some_rows_equal_those_rows_of_all(synthetic: Synthetic) -> No
     assert torch.equal(
         res.predict(synthetic.feats.half(), rows), res.predict(synthetic.feats.half())[:, rows]
     )
+
+
+def test_table_names_sites_and_masks(tmp_path):
+    gen = torch.Generator().manual_seed(0)
+    feats = torch.randn(60, 2, 4, generator=gen)
+    targets = (feats[:, 0, 0] > 0).long()
+    splits = torch.tensor([0] * 40 + [1] * 10 + [2] * 10)
+    grid = ProbeGrid(seeds=(0,), train_fractions=(0.5, 1.0))
+    config = TrainConfig(epochs=1)
+    named = fit_probes(
+        feats, targets, splits, grid, config, progress=False, site_names=["embed", "layer.1"]
+    )
+    table = named.table()
+    assert dict(table.select("site", "site_name").unique().iter_rows()) == {
+        0: "embed",
+        1: "layer.1",
+    }
+    assert set(table["mask_kind"]) == {"train_fraction"} and set(table["mask"]) == {0.5, 1.0}
+    named.save(tmp_path / "r")
+    again = ProbeResults.load(tmp_path / "r")
+    assert again.table().equals(table)
+    plain = fit_probes(feats, targets, splits, ProbeGrid(seeds=(0,)), config, progress=False)
+    assert plain.table()["site_name"].null_count() == plain.table().height
+    masks = torch.zeros(2, 60, dtype=torch.bool)
+    masks[0, :20], masks[1, :40] = True, True
+    explicit = ProbeGrid(seeds=(0,), train_masks=masks)
+    by_mask = fit_probes(feats, targets, splits, explicit, config, progress=False)
+    assert set(by_mask.table()["mask_kind"]) == {"mask_id"}
+    with pytest.raises(ProbeInputError, match="site_names: 1 names for 2 sites"):
+        fit_probes(feats, targets, splits, grid, config, progress=False, site_names=["x"])

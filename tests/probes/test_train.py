@@ -170,6 +170,8 @@ def test_table_has_every_split_metric_and_best_epoch(synthetic: Synthetic) -> No
         "metric",
         "value",
         "best_epoch",
+        "site_name",
+        "mask_kind",
     ]
     assert table.height == 12 * 3 * 4
     assert table["best_epoch"].is_between(1, CONFIG.epochs).all()
