@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -60,3 +61,14 @@ def dataset_label(spec: str | Path) -> str:
     if reference is None:
         return Path(spec).stem
     return reference[0].removesuffix("-sample")
+
+
+DATA_HELP = (
+    "full (the registry's datasets, fetched once; the default), samples (the shipped samples,"
+    " no network) or a folder holding the registry's paths"
+)
+
+
+def add_data_option(parser: argparse.ArgumentParser) -> None:
+    """`--data full|samples|FOLDER`, as every suite reading registry files takes it."""
+    parser.add_argument("--data", default=None, help=DATA_HELP)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from internals import Subject, load_subject
 from internals import sites as site_rules
-from suites.datasets import resolve_file
+from suites.datasets import as_source, resolve_file
+from suites.datasets.references import add_data_option
 from suites.edge.experiment import EDGE_TASKS, SUITE, EdgeConfig, run_edge
 from suites.edge.readers import TASK_HELP, read_task
 from suites.edge.report import render, save_unit
@@ -70,12 +71,13 @@ def run(args: argparse.Namespace) -> int:
     """Handler of `lingprobe run edge`: data, settings and models checked before `--out`."""
     config = config_from(args)
     sentences = config.limits.sentences
-    train = read_task(config.task, config.train_file, "train", sentences)
-    test = read_task(config.task, config.test_file, "test", sentences)
+    data = as_source(args.data, progress=not args.quiet)
+    train = read_task(config.task, config.train_file, "train", sentences, data)
+    test = read_task(config.task, config.test_file, "test", sentences, data)
     subjects = [load_subject(args.model, init=init.strip()) for init in args.init.split(",")]
     chosen = site_rules.select(subjects[0], config.layers)
     out = Path(args.out)
-    files = [resolve_file(config.train_file), resolve_file(config.test_file)]
+    files = [resolve_file(config.train_file, data), resolve_file(config.test_file, data)]
     edge_manifest(out, subjects, config, config.task, files, [train.name])
     results = run_edge(
         subjects, train, test, chosen, config, store=args.store, progress=not args.quiet
@@ -119,6 +121,7 @@ def register(parsers: argparse._SubParsersAction) -> None:
         "--test", required=True, help="test file, or a registry file like ud-english-ewt:dev"
     )
     p.add_argument("--limit-sentences", type=int, default=None, help="read at most N sentences")
+    add_data_option(p)
     p.add_argument("--out", required=True, help="output folder")
     add_edge_options(p, EdgeConfig())
     p.set_defaults(handler=run)

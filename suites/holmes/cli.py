@@ -8,6 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
+from suites.datasets.references import add_data_option
 from suites.errors import TaskError
 from suites.flash import FLASH_FRACTIONS
 from suites.holmes.catalog import available_tasks
@@ -149,12 +150,7 @@ def register(parsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--layers", default="last", help="last (Holmes) | all | 0,3,-1")
     p.add_argument("--out", help="output folder (resumable)")
-    p.add_argument(
-        "--data",
-        default=None,
-        help="full (the registry's datasets, fetched once; the default), samples (the shipped"
-        " samples, no network) or a folder holding the registry's paths",
-    )
+    add_data_option(p)
     p.add_argument("--no-mdl", action="store_true", help="skip MDL (compression)")
     p.add_argument("--flash", action="store_true", help="also train on 1/2 ... 1/512 of train")
     p.add_argument("--fractions", nargs="*", type=float, help="extra train fractions in (0, 1)")
