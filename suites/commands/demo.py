@@ -22,6 +22,7 @@ from suites.edge.cli import add_edge_options, config_from, edge_manifest
 from suites.edge.conllu import ConlluTask, read_conllu
 from suites.edge.experiment import SUITE, EdgeConfig, run_edge
 from suites.edge.report import render, save_unit
+from suites.html import write_html
 from suites.outputs import finish_manifest
 
 TASKS: tuple[ConlluTask, ...] = ("upos", "deprel")
@@ -89,9 +90,11 @@ def run(args: argparse.Namespace) -> int:
         save_unit(results, out, config.legacy_keys)
     render(out)
     finish_manifest(out, SUITE, seconds=round(time.perf_counter() - started, 1))
+    page = write_html(out)
     print(
         f"\nwrote parquet tables and PNG plots to {out}/ in {time.perf_counter() - started:.0f} s"
     )
+    print(f"interactive report: {page} ({page.stat().st_size / 1e6:.1f} MB, opens offline)")
     return 0
 
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from suites.errors import ReportError
+from suites.html import write_html
+from suites.html.page import FILE
 from suites.outputs import read_manifest
 from suites.provenance import describe_manifest
 from suites.registry import suite_of_manifest
@@ -17,6 +20,14 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.dir)
     manifest = read_manifest(out)
     name = str(manifest["suite"])
+    if args.out is not None and not args.html:
+        raise ReportError("--out names the HTML file: give it with --html")
+    if args.html:
+        target = Path(args.out) if args.out is not None else out / FILE
+        if target.is_dir():
+            raise ReportError(f"--out {target} is a folder; give the HTML file's path")
+        print(f"wrote {write_html(out, target)}")
+        return 0
     print(describe_manifest(manifest), end="\n\n")
     if name == SWEEP:
         render(out)
@@ -34,4 +45,10 @@ def register(parsers: argparse._SubParsersAction) -> None:
         " `lingprobe demo` or `lingprobe sweep`, from its parquet files alone.",
     )
     p.add_argument("dir", help="a folder written by `lingprobe run ...`, `demo` or `sweep`")
+    p.add_argument(
+        "--html",
+        action="store_true",
+        help="write one self-contained interactive HTML explorer of the folder instead",
+    )
+    p.add_argument("--out", default=None, help=f"with --html: the HTML file (default DIR/{FILE})")
     p.set_defaults(handler=run)

@@ -164,6 +164,9 @@ def test_demo_runs_on_the_shipped_sample(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "subsample" in printed and "paper Tables 5-6" in printed
     assert "Pretrained vs random per layer (score % [95% bootstrap CI]" in printed
+    assert f"interactive report: {out / 'report.html'}" in printed
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert page.count("Plotly.newPlot") >= 3 and "all_scores.parquet" in page
     tested = pl.read_parquet(out / "pretrained_vs_random_tests.parquet")
     assert set(tested["layer"]) == {0, 6} and tested["p_value"].is_between(0, 1).all()
     assert (tested["ci_low"] <= tested["difference"]).all()

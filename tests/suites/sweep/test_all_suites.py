@@ -103,6 +103,10 @@ def test_every_suite_in_one_leaderboard(local_run):
     assert {"ud-english-ewt:distance", "ud-english-ewt:depth"} <= tasks
     uuas = board.filter(metric="uuas", split="test")
     assert uuas["score"].is_between(0, 1).all() and uuas.height == 3
+    assert main(["report", str(folder / "local"), "--html"]) == 0
+    page = (folder / "local" / "report.html").read_text(encoding="utf-8")
+    for task in ("blimp-causative", "ud-english-ewt:upos", "cc:length", "ud-english-ewt:distance"):
+        assert f"{task}: test" in page  # a layer-curve title per task
     test = board.filter((pl.col("split") == "test") & pl.col("metric").is_in(["accuracy"]))
     assert test["score"].is_between(0, 1).all()
 

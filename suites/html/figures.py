@@ -1,0 +1,181 @@
+"""The explorer's plotly figures: layer curves per task, heatmaps, the FlashHolmes curve. The
+colours are the PNG plots' (`suites.plot_style`): a model keeps its colour, its twin a lighter
+shade of it."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import polars as pl
+
+from suites.plot_style import label as words
+from suites.plot_style import model_colour, short_model
+
+LAYOUT = {"template": "plotly_white", "height": 380, "margin": {"l": 60, "r": 20, "t": 50, "b": 50}}
+
+
+def layer_curves(
+    sites: pl.DataFrame, task: str, intervals: pl.DataFrame | None = None
+) -> go.Figure:
+    """Test score against layer for every subject of `task`: the task probes' line (with its
+    bootstrap band where `intervals` has one), and the control and selectivity lines (hidden
+    until clicked in the legend)."""
+    rows = sites.filter((pl.col("task") == task) & (pl.col("split") == "test"))
+    rows = rows.filter(pl.col("layer").is_not_null()).sort("layer")
+    metric = rows["metric"][0] if rows.height else ""
+    fig = go.Figure()
+    for (subject, model, init), part in rows.group_by(
+        "subject", "model", "init", maintain_order=True
+    ):
+        colour = model_colour(model, init)
+        name = short_model(subject)
+        xs = part["layer"].to_list()
+        band = _band(part, intervals, task)
+        if band is not None:
+            low, high = band
+            fig.add_trace(
+                go.Scatter(
+                    x=xs + xs[::-1],
+                    y=high + low[::-1],
+                    fill="toself",
+                    mode="lines",
+                    fillcolor=colour,
+                    opacity=0.2,
+                    line={"width": 0},
+                    name=f"{name}: 95% interval",
+                    legendgroup=str(subject),
+                    hoverinfo="skip",
+                )
+            )
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=part["score"].to_list(),
+                mode="lines+markers",
+                name=name,
+                line={"color": colour},
+                legendgroup=str(subject),
+            )
+        )
+        for column, dash in (("control", "dot"), ("selectivity", "dash")):
+            if part[column].null_count() < part.height:
+                fig.add_trace(
+                    go.Scatter(
+                        x=xs,
+                        y=part[column].to_list(),
+                        mode="lines",
+                        name=f"{name}: {column}",
+                        line={"color": colour, "dash": dash},
+                        visible="legendonly",
+                        legendgroup=str(subject),
+                    )
+                )
+    fig.update_layout(
+        title=f"{task}: test {words(metric)} per layer",
+        xaxis_title="layer",
+        yaxis_title=words(metric),
+        **LAYOUT,
+    )
+    return fig
+
+
+def _band(
+    part: pl.DataFrame, intervals: pl.DataFrame | None, task: str
+) -> tuple[list[float], list[float]] | None:
+    if intervals is None or "test_set" not in intervals.columns:
+        return None
+    model, init = part["model"][0], part["init"][0]
+    bounds = intervals.filter(
+        (pl.col("task") == task)
+        & (pl.col("model") == model)
+        & (pl.col("init") == init)
+        & (pl.col("variant") == "task")
+        & (pl.col("test_set") == "original")
+        & pl.col("ci_low").is_not_null()
+    )
+    joined = part.select("layer").join(bounds.select("layer", "ci_low", "ci_high"), on="layer")
+    if joined.height != part.height:
+        return None
+    return (joined["ci_low"] / 100).to_list(), (joined["ci_high"] / 100).to_list()
+
+
+def type_heatmap(tasks: pl.DataFrame) -> go.Figure:
+    """Mean task score per subject (rows, best first) and phenomenon type (columns)."""
+    typed = tasks.with_columns(
+        pl.col("phenomenon_type").fill_null("").replace("", "untyped").alias("type")
+    )
+    mean = typed.group_by("subject", "type").agg(pl.col("score").mean())
+    order = mean.group_by("subject").agg(pl.col("score").mean()).sort("score")["subject"]
+    types = sorted(mean["type"].unique().to_list())
+    grid = {(s, t): v for s, t, v in mean.select("subject", "type", "score").iter_rows()}
+    z = [[grid.get((s, t)) for t in types] for s in order]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=types,
+            y=[short_model(s) for s in order],
+            colorscale="Viridis",
+            colorbar={"title": "mean score"},
+            texttemplate="%{z:.2f}",
+        )
+    )
+    fig.update_layout(
+        title="Mean score per phenomenon type (models by mean score)",
+        xaxis_title="phenomenon type",
+        **{**LAYOUT, "height": 160 + 28 * len(order)},
+    )
+    return fig
+
+
+def layer_heatmap(sites: pl.DataFrame, subject: str) -> go.Figure:
+    """Test score of one subject per task (rows) and layer (columns)."""
+    rows = sites.filter(
+        (pl.col("subject") == subject) & (pl.col("split") == "test") & pl.col("layer").is_not_null()
+    )
+    tasks = sorted(rows["task"].unique().to_list())
+    layers = sorted(rows["layer"].unique().to_list())
+    grid = {(t, k): v for t, k, v in rows.select("task", "layer", "score").iter_rows()}
+    fig = go.Figure(
+        go.Heatmap(
+            z=[[grid.get((t, k)) for k in layers] for t in tasks],
+            x=layers,
+            y=tasks,
+            colorscale="Viridis",
+            colorbar={"title": "test score"},
+        )
+    )
+    fig.update_layout(
+        title=f"{short_model(subject)}: test score per task and layer",
+        xaxis_title="layer",
+        **{**LAYOUT, "height": 160 + 28 * len(tasks)},
+    )
+    return fig
+
+
+def flash_curve(flash: pl.DataFrame) -> go.Figure:
+    """FlashHolmes: rank resolution (with its interval) against the train fraction."""
+    rows = flash.sort("fraction")
+    xs = rows["fraction"].to_list()
+    fig = go.Figure()
+    if "ci_low" in rows.columns and rows["ci_low"].is_not_nan().any():
+        fig.add_trace(
+            go.Scatter(
+                x=xs + xs[::-1],
+                y=rows["ci_high"].to_list() + rows["ci_low"].to_list()[::-1],
+                fill="toself",
+                opacity=0.2,
+                line={"width": 0},
+                name="95% interval",
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=xs, y=rows["rank_resolution"].to_list(), mode="lines+markers", name="rank resolution"
+        )
+    )
+    fig.update_layout(
+        title="FlashHolmes: reliability (rank resolution) vs efficiency (train fraction)",
+        xaxis={"type": "log", "title": "train fraction"},
+        yaxis_title="rank resolution",
+        **LAYOUT,
+    )
+    return fig
