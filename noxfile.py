@@ -71,7 +71,8 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff (style, imports) and mypy (static types)."""
     install(session, "embedded,dev,hf,big")
-    paths = ["lingprobe", "internals", "probes", "suites", "tests", "benchmarks"]
+    paths = ["lingprobe", "internals", "probes", "suites", "tests", "benchmarks", "docs/tutorials"]
+    paths += ["docs/hooks"]
     session.run("ruff", "check", *paths, "noxfile.py")
     session.run("ruff", "format", "--check", *paths, "noxfile.py")
     session.run("mypy")
