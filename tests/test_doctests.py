@@ -19,6 +19,8 @@ MODULES = (
     "probes.logistic",
     "suites.tasks",
     "suites.datasets",
+    "suites.edge.experiment",
+    "suites.structural.experiment",
 )
 
 
