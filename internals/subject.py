@@ -79,11 +79,12 @@ class Subject(ABC):
         (rounded) ones on every run. `progress`: a bar over items (True), none (False), or a
         callback receiving a `ProgressStep` after each batch.
 
-        >>> from internals import SpanItem, load_subject
-        >>> glove = load_subject("glove:6B.50d")
-        >>> items = [SpanItem("The cat sat.", spans=((4, 7),)), SpanItem("Dogs bark.")]
-        >>> glove.features(items, progress=False).shape  # [item, site, dim]
-        torch.Size([2, 1, 50])
+        Examples:
+            >>> from internals import SpanItem, load_subject
+            >>> glove = load_subject("glove:6B.50d")
+            >>> items = [SpanItem("The cat sat.", spans=((4, 7),)), SpanItem("Dogs bark.")]
+            >>> glove.features(items, progress=False).shape  # [item, site, dim]
+            torch.Size([2, 1, 50])
         """
         return extract_features(
             self,
