@@ -32,6 +32,12 @@ def test_every_tutorial_is_checked():
     assert {p.stem for p in TUTORIALS.glob("*.py")} == set(OUTPUTS)
 
 
+def test_every_tutorial_page_includes_its_script():
+    pages = " ".join(p.read_text() for p in TUTORIALS.glob("*.md"))
+    for name in OUTPUTS:
+        assert f'--8<-- "docs/tutorials/{name}.py"' in pages
+
+
 def run(name: str, out: Path) -> subprocess.CompletedProcess:
     env = os.environ | {
         "HF_HUB_OFFLINE": "1",
