@@ -1,4 +1,4 @@
-"""Developer sessions: `python3 noxfile.py -s tests | lint | bench | demo`.
+"""Developer sessions: `python3 noxfile.py -s tests | lint | docs | bench | demo`.
 
 Run as a script, this file first puts nox itself into `.nox/_bootstrap` (a virtual environment
 of its own, nox pinned by `constraints.txt`), so a fresh machine needs only Python >= 3.11 and
@@ -71,10 +71,28 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff (style, imports) and mypy (static types)."""
     install(session, "embedded,dev,hf,big")
-    paths = ["lingprobe", "internals", "probes", "suites", "tests", "benchmarks"]
+    paths = ["lingprobe", "internals", "probes", "suites", "tests", "benchmarks", "docs/tutorials"]
+    paths += ["docs/hooks"]
     session.run("ruff", "check", *paths, "noxfile.py")
     session.run("ruff", "format", "--check", *paths, "noxfile.py")
     session.run("mypy")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The documentation site, built in strict mode: a broken reference or any warning fails.
+
+    The CLI reference page is rendered from `suites.cli.build_parser()`, so the project is
+    installed (no models needed). `-- serve` previews instead of building.
+    """
+    install(session, "docs")
+    if session.posargs[:1] == ["serve"]:
+        session.run("mkdocs", "serve", *session.posargs[1:], env={"PYTHONPATH": str(ROOT)})
+        return
+    site = ROOT / ".nox" / "site"
+    session.run(
+        "mkdocs", "build", "--strict", "--site-dir", str(site), env={"PYTHONPATH": str(ROOT)}
+    )
 
 
 @nox.session

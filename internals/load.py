@@ -80,6 +80,12 @@ def load_subject(
     re-drawn from `seed` with `random_scheme`). backend: "auto" (nnsight, measured fastest),
     "nnsight" or "lens" (transformer-lens TransformerBridge). head: None (backbone), "lm"
     (masked/causal/seq2seq LM head) or "sequence-classification".
+
+    Examples:
+        >>> from internals import load_subject, sites
+        >>> glove = load_subject("glove:6B.50d")  # packaged: no download
+        >>> [site.name for site in sites.every_layer(glove)]
+        ['static.0']
     """
     if init not in ("pretrained", "random"):
         raise OptionError(f"init={init!r}; choose 'pretrained' or 'random'")

@@ -78,6 +78,13 @@ class Subject(ABC):
         `store_dtype=float16` halves the store; the values returned are then the stored
         (rounded) ones on every run. `progress`: a bar over items (True), none (False), or a
         callback receiving a `ProgressStep` after each batch.
+
+        Examples:
+            >>> from internals import SpanItem, load_subject
+            >>> glove = load_subject("glove:6B.50d")
+            >>> items = [SpanItem("The cat sat.", spans=((4, 7),)), SpanItem("Dogs bark.")]
+            >>> glove.features(items, progress=False).shape  # [item, site, dim]
+            torch.Size([2, 1, 50])
         """
         return extract_features(
             self,

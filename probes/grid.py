@@ -47,6 +47,14 @@ class ProbeGrid:
     splits'. With explicit masks, the `mask` column of the results is the mask's position in
     `train_masks` (0, 1, ...); a mask's seeds must hold equally many items (one step schedule),
     and `TrainConfig.shared_order` takes `[mask, item]` masks only. Masks take no part in `==`.
+
+    Examples:
+        >>> from probes import ProbeGrid
+        >>> grid = ProbeGrid(seeds=(0, 1), control=True)
+        >>> grid.variants
+        ('task', 'control')
+        >>> grid.layout(n_sites=3).n_probes  # 3 sites x 2 seeds x {task, control}
+        12
     """
 
     seeds: Sequence[int] = range(5)  # Holmes (Waldis et al. 2024) App. A.2: seeds [0,1,2,3,4]

@@ -111,6 +111,20 @@ def fit_logistic_regression(
     `threads`: CPU worker threads (default `torch.get_num_threads()`), each computing with one
     intra-op thread on row blocks of the features, which keeps a fit fast beside other busy
     processes (see `probes.workers`); results do not depend on it.
+
+    Examples:
+        >>> import torch
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from probes import fit_logistic_regression
+        >>> gen = torch.Generator().manual_seed(0)
+        >>> X = torch.randn(1, 40, 3, generator=gen, dtype=torch.float64)  # [group, item, dim]
+        >>> noisy = X[0, :, 0] + 0.5 * torch.randn(40, generator=gen, dtype=torch.float64)
+        >>> y = (noisy > 0).long()[None]  # [probe, item]
+        >>> fitted = fit_logistic_regression(X, y, C=1.0)
+        >>> ours = fitted.predict_proba(X)[0].numpy()
+        >>> theirs = LogisticRegression(C=1.0).fit(X[0].numpy(), y[0].numpy()).predict_proba(X[0])
+        >>> bool(abs(ours - theirs).max() < 1e-3)
+        True
     """
     if not isinstance(X, Tensor) or not isinstance(y, Tensor):
         raise ProbeInputError(

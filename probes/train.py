@@ -77,6 +77,20 @@ def fit_probes(
     features' accelerator,
     else CUDA when present, else CPU; the features are moved there whole (float16/bfloat16
     features stay so in memory and are computed on in float32). Results come back on the CPU.
+
+    Examples:
+        >>> import torch
+        >>> from probes import ProbeGrid, TrainConfig, fit_probes
+        >>> targets = torch.arange(60) % 2
+        >>> noise = torch.randn(60, 2, 4, generator=torch.Generator().manual_seed(0))
+        >>> feats = noise + 3 * targets[:, None, None].float()  # [item, site, dim]
+        >>> splits = torch.tensor([0] * 40 + [1] * 10 + [2] * 10)  # train, dev, test
+        >>> config = TrainConfig(epochs=20, batch_size=8, lr=0.1)
+        >>> grid = ProbeGrid(seeds=(0,))
+        >>> result = fit_probes(feats, targets, splits, grid, config, progress=False)
+        >>> test = result.table().filter(split="test", metric="accuracy")
+        >>> test["site"].to_list(), bool((test["value"] >= 0.8).all())
+        ([0, 1], True)
     """
     grid, config = grid or ProbeGrid(), config or TrainConfig()
     check_features(feats)

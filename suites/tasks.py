@@ -80,7 +80,23 @@ def make_frame(rows: Sequence[dict[str, Any]], target_type: TargetType) -> pl.Da
 
 @dataclass(frozen=True)
 class Task:
-    """A probing dataset: items, labels, splits and metadata (Holmes-style schema)."""
+    """A probing dataset: items, labels, splits and metadata (Holmes-style schema).
+
+    Readers (`suites.edge.read_conllu`, `Task.from_hf`, ...) build tasks; by hand, `make_frame`
+    turns row dicts into the frame.
+
+    Examples:
+        >>> from suites.tasks import Task, make_frame
+        >>> rows = [
+        ...     {"text": "The cat sat.", "spans": [(4, 7)], "label": "singular", "split": "train"},
+        ...     {"text": "Dogs bark.", "spans": [(0, 4)], "label": "plural", "split": "test"},
+        ... ]
+        >>> task = Task("number", make_frame(rows, "classification"))
+        >>> task.labels, task.input_type, task.keys
+        (('plural', 'singular'), 'span', ['cat', 'Dogs'])
+        >>> task.targets.tolist(), task.splits.tolist()  # class ids; split codes (0 train, 2 test)
+        ([1, 0], [0, 2])
+    """
 
     name: str
     frame: pl.DataFrame
@@ -135,11 +151,12 @@ class Task:
         decides the target type (ClassLabel or strings: class; lists: multilabel; floats:
         regression) unless `target_type=` says. Needs `pip install lingprobe[hf]`.
 
-        >>> from datasets import Dataset
-        >>> table = Dataset.from_dict({"sentence": ["A cat.", "Two dogs."], "n": ["sg", "pl"]})
-        >>> task = Task.from_hf(table, text="sentence", label="n", name="number")
-        >>> task.labels, len(task)
-        (('pl', 'sg'), 2)
+        Examples:
+            >>> from datasets import Dataset
+            >>> table = Dataset.from_dict({"sentence": ["A cat.", "Two dogs."], "n": ["sg", "pl"]})
+            >>> task = Task.from_hf(table, text="sentence", label="n", name="number")
+            >>> task.labels, len(task)
+            (('pl', 'sg'), 2)
         """
         tables = load_tables(data, split, config, revision)
         rows, kind, labels = task_rows(

@@ -1,9 +1,9 @@
 """Dataset difficulty by pointwise V-information (Ethayarajh et al. 2022; paper §3.5).
 
-PVI(x -> y) = -log2 f[null](y) + log2 f[x](y), where f[x] is a probe on the pair features and
-f[null] the null-input model. A model trained on empty inputs predicts the label distribution
-of its training data, so f[null](y) is the training label prior. V-information is the mean PVI
-over a dataset; higher means easier.
+`PVI(x -> y) = -log2 f[null](y) + log2 f[x](y)`, where `f[x]` is a probe on the pair features
+and `f[null]` the null-input model. A model trained on empty inputs predicts the label
+distribution of its training data, so `f[null](y)` is the training label prior. V-information
+is the mean PVI over a dataset; higher means easier.
 
 Every item gets a PVI from a probe that did not train on it: `val` items from probes trained on
 all of train, train items out-of-fold (`pvi_folds` stratified folds; the other folds train).
@@ -50,7 +50,7 @@ def pointwise_v_information(
     targets: Int[Tensor, " item"],
     prior: Float[Tensor, " class"],
 ) -> Float[Tensor, "*batch item"]:
-    """PVI(x -> y) = -log2 prior(y) + log2 f[x](y), in bits, for each item (and probe)."""
+    """`PVI(x -> y) = -log2 prior(y) + log2 f[x](y)`, in bits, for each item (and probe)."""
     if bool((prior[targets] <= 0).any()):
         absent = sorted(set(targets[prior[targets] <= 0].tolist()))
         raise TaskError(
@@ -84,7 +84,7 @@ def _job_pvi(
     heldout: Bool[Tensor, " item"],
     num_classes: int,
 ) -> tuple[Float[Tensor, "site heldout"], Float[Tensor, "site heldout"], Float[Tensor, " heldout"]]:
-    """(PVI, log2 f[x](y)) averaged over seeds per site, and log2 prior(y), of the `heldout`
+    """(PVI, `log2 f[x](y)`) averaged over seeds per site, and log2 prior(y), of the `heldout`
     items under the probes of train mask `mask` (trained on `train`)."""
     rows = heldout.nonzero().flatten()
     prior = label_prior(targets, num_classes, train)

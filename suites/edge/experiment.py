@@ -224,7 +224,25 @@ def run_edge(
 
     Subjects run one after the other, and a subject's features are freed (a garbage
     collection included, for reference cycles a backend may leave) before the next subject's
-    extraction, so memory holds one subject's features at a time."""
+    extraction, so memory holds one subject's features at a time.
+
+    Examples:
+        >>> from internals import load_subject
+        >>> from suites.datasets import DataSource
+        >>> from suites.edge import read_conllu
+        >>> from suites.suite import with_probe
+        >>> ewt = DataSource(samples=True)
+        >>> train = read_conllu(ewt.path("ud-english-ewt", "train"), "upos", limit_sentences=40)
+        >>> dev = ewt.path("ud-english-ewt", "dev")
+        >>> test = read_conllu(dev, "upos", split="test", limit_sentences=10)
+        >>> config = with_probe(EdgeConfig(ci=None), seeds=(0,), epochs=2)
+        >>> glove = load_subject("glove:6B.50d")
+        >>> results = run_edge([glove], train, test, config=config, progress=False)
+        >>> results.heuristics["heuristic"].to_list()
+        ['mem_exact', 'mem_freq', 'mem_uniform']
+        >>> sorted(results.scores["split"].unique())  # the original and each filtered test set
+        ['test', 'test:mem_exact', 'test:mem_freq', 'test:mem_uniform']
+    """
     config = config or EdgeConfig()
     task = prepare(train, test, config)
     train_part = task.with_frame(task.frame.filter(pl.col("split") != "test"))

@@ -136,7 +136,24 @@ def run_structural(
     right-branching baseline; trained on `train`, regimen on `dev`, reported on dev and test.
 
     Rows in `suites.schema.RESULTS_SCHEMA`: task `<dataset>:distance|depth`, variant "task"
-    (full rank) or `rank:<r>`, metrics uuas, dspr (distance) and root_acc, nspr (depth)."""
+    (full rank) or `rank:<r>`, metrics uuas, dspr (distance) and root_acc, nspr (depth).
+
+    Examples:
+        >>> from internals import load_subject
+        >>> from probes import StructuralConfig
+        >>> from suites.datasets import DataSource
+        >>> from suites.structural import read_treebank
+        >>> ewt = DataSource(samples=True)
+        >>> path = ewt.path("ud-english-ewt", "train")
+        >>> train = read_treebank(path, limit_sentences=20)
+        >>> dev = read_treebank(path, skip_sentences=20, limit_sentences=5)
+        >>> test = read_treebank(ewt.path("ud-english-ewt", "dev"), limit_sentences=10)
+        >>> config = StructuralSuiteConfig(structural=StructuralConfig(epochs=2))
+        >>> glove = load_subject("glove:6B.50d")
+        >>> rows = run_structural([glove], train, dev, test, config=config, progress=False)
+        >>> sorted(rows["metric"].unique()), sorted(rows["init"].unique())
+        (['dspr', 'nspr', 'root_acc', 'uuas'], ['baseline', 'pretrained'])
+    """
     config = config or StructuralSuiteConfig()
     items, trees, codes = concatenate(train, dev, test)
     frames = []
