@@ -3,10 +3,15 @@ cross-distribution), with the paper's values where it gives them."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+import torch
+from torch import Tensor
+
 from probes import ProbeGrid, TrainConfig
+from probes.splits import DEV, TRAIN
 from suites.curriculum.features import PAIR, PARTS
 from suites.errors import TaskError
 from suites.suite import Limits
@@ -90,3 +95,12 @@ class CurriculumConfig:
     def probe_grid(self, seeds: tuple[int, ...] | None = None) -> ProbeGrid:
         """The grid for `seeds` (default: all seeds)."""
         return replace(self.grid, seeds=seeds or self.grid.seeds)
+
+    def masked_grid(self, codes: Sequence[Tensor]) -> ProbeGrid:
+        """The grid with one explicit train/dev mask per split-code vector of `codes` (each
+        mask's probes train on its TRAIN items and pick their epoch on its DEV items)."""
+        return replace(
+            self.grid,
+            train_masks=torch.stack([c == TRAIN for c in codes]),
+            dev_masks=torch.stack([c == DEV for c in codes]),
+        )

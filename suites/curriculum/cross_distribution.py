@@ -4,13 +4,11 @@ its evaluation set: a 2x2 matrix per phenomenon (and site)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import polars as pl
 import torch
 
 from probes import fit_probes
-from probes.splits import DEV, TEST, TRAIN
+from probes.splits import TEST, TRAIN
 from suites.curriculum.config import CurriculumConfig
 from suites.curriculum.features import NLIFeatures
 from suites.curriculum.probe_outputs import probe_probabilities, subset_metrics
@@ -59,11 +57,7 @@ def cross_distribution(
         carve_dev(is_train & in_half[h], targets, config.dev_fraction, config.split_seed)
         for h in HALVES
     ]
-    grid = replace(
-        config.probe_grid(),
-        train_masks=torch.stack([c == TRAIN for c in codes]),
-        dev_masks=torch.stack([c == DEV for c in codes]),
-    )
+    grid = config.masked_grid(codes)
     result = fit_probes(
         x,
         targets,

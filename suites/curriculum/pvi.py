@@ -15,15 +15,13 @@ would in its own `fit_probes` call on its training set.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import polars as pl
 import torch
 from jaxtyping import Bool, Float, Int
 from torch import Tensor
 
 from probes import ProbeResults, fit_probes
-from probes.splits import DEV, TEST, TRAIN
+from probes.splits import TEST, TRAIN
 from suites.curriculum.config import CurriculumConfig
 from suites.curriculum.features import NLIFeatures
 from suites.curriculum.probe_outputs import probe_probabilities
@@ -151,11 +149,7 @@ def pvi_scores(
         carve_dev(fit_on, targets, config.dev_fraction, config.split_seed, test=heldout)
         for fit_on, heldout in jobs
     ]
-    grid = replace(
-        config.probe_grid(),
-        train_masks=torch.stack([c == TRAIN for c in codes]),
-        dev_masks=torch.stack([c == DEV for c in codes]),
-    )
+    grid = config.masked_grid(codes)
     result = fit_probes(
         x,
         targets,

@@ -90,14 +90,7 @@ def run(args: argparse.Namespace) -> int:
 def print_best(rows: pl.DataFrame) -> None:
     """The best-layer table (dev picks the layer, test metrics shown), the baseline beside it."""
     print("\nBest layer per model (chosen on dev; test UUAS, DSpr., root accuracy, NSpr.):")
-    with pl.Config(
-        tbl_rows=60,
-        tbl_cols=12,
-        tbl_hide_dataframe_shape=True,
-        fmt_str_lengths=40,
-        tbl_width_chars=200,
-    ):
-        print(best_layers(rows))
+    _show(best_layers(rows))
 
 
 def amnesic(args: argparse.Namespace) -> int:
@@ -135,14 +128,12 @@ def amnesic(args: argparse.Namespace) -> int:
 def print_amnesic(frame: pl.DataFrame) -> None:
     """LM loss change per site and eraser (nats per token)."""
     print("\nLM loss (nats/token) with UPOS erased at each site, against a random erasure:")
-    with pl.Config(
-        tbl_rows=60,
-        tbl_cols=12,
-        tbl_hide_dataframe_shape=True,
-        fmt_str_lengths=40,
-        tbl_width_chars=200,
-    ):
-        print(frame.select("site_name", "eraser", "rank", "base_loss", "loss", "delta"))
+    _show(frame.select("site_name", "eraser", "rank", "base_loss", "loss", "delta"))
+
+
+def _show(frame: pl.DataFrame) -> None:
+    with pl.Config(tbl_rows=60, tbl_cols=12, fmt_str_lengths=40, tbl_width_chars=200):
+        print(frame)
 
 
 def report(out: Path) -> None:
