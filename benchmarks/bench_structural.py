@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from benchmarks.bench_probes_common import load, timed
-from benchmarks.ewt_sample import EWT_DEV
+from benchmarks.ewt_sample import ewt_path
 from probes import StructuralConfig, StructuralGrid, StructuralResults, fit_structural_probes
 from suites.structural.data import read_treebank
 
@@ -24,7 +24,7 @@ CONFIG = StructuralConfig(epochs=3, stop_patience=10)
 
 @pytest.fixture(scope="module")
 def data():
-    bank = read_treebank(EWT_DEV, limit_sentences=500)
+    bank = read_treebank(ewt_path("dev", 500), limit_sentences=500)
     gen = torch.Generator().manual_seed(0)
     depth = bank.trees.depths().float()
     feats = torch.randn(len(bank.items), SITES, DIM, generator=gen)
