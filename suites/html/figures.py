@@ -9,6 +9,7 @@ import polars as pl
 
 from suites.plot_style import label as words
 from suites.plot_style import model_colour, short_model
+from suites.schema import BASELINE_INIT
 
 LAYOUT = {"template": "plotly_white", "height": 380, "margin": {"l": 60, "r": 20, "t": 50, "b": 50}}
 
@@ -19,8 +20,9 @@ def layer_curves(
     """Test score against layer for every subject of `task`: the task probes' line (with its
     bootstrap band where `intervals` has one), and the control and selectivity lines (hidden
     until clicked in the legend)."""
-    rows = sites.filter((pl.col("task") == task) & (pl.col("split") == "test"))
-    rows = rows.filter(pl.col("layer").is_not_null()).sort("layer")
+    test = sites.filter((pl.col("task") == task) & (pl.col("split") == "test"))
+    rows = test.filter(pl.col("layer").is_not_null()).sort("layer")
+    baselines = test.filter(pl.col("layer").is_null() & (pl.col("init") == BASELINE_INIT))
     metric = rows["metric"][0] if rows.height else ""
     fig = go.Figure()
     for (subject, model, init), part in rows.group_by(
@@ -69,6 +71,18 @@ def layer_curves(
                         legendgroup=str(subject),
                     )
                 )
+    if rows.height:
+        span = [rows["layer"].min(), rows["layer"].max()]
+        for model, score in baselines.select("model", "score").iter_rows():
+            fig.add_trace(
+                go.Scatter(
+                    x=span,
+                    y=[score, score],
+                    mode="lines",
+                    name=f"{model} (baseline)",
+                    line={"color": "#555555", "dash": "dashdot"},
+                )
+            )
     fig.update_layout(
         title=f"{task}: test {words(metric)} per layer",
         xaxis_title="layer",

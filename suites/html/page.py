@@ -20,6 +20,7 @@ from suites.html import figures
 from suites.html.folder import ResultsFolder, read_folder
 from suites.html.scores import site_scores, task_scores
 from suites.plot_style import short_model
+from suites.schema import BASELINE_INIT
 
 FILE = "report.html"
 FILTERS = {"suite": "suite", "phenomenon_type": "phenomenon type", "phenomenon": "phenomenon"}
@@ -49,7 +50,8 @@ def write_html(folder: str | Path, out: str | Path | None = None) -> Path:
 def render_page(data: ResultsFolder, here: Path) -> str:
     """The whole page; links to the parquet files are relative to `here`."""
     sites = site_scores(data.rows)
-    tasks = task_scores(sites)
+    # baselines (right-branching trees ...) are drawn in the curves, not ranked as models
+    tasks = task_scores(sites.filter(pl.col("init") != BASELINE_INIT))
     parts = [
         f"<h1>lingprobe results: {html.escape(str(data.manifest.get('suite', data.root.name)))}"
         "</h1>",

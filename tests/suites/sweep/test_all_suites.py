@@ -107,6 +107,9 @@ def test_every_suite_in_one_leaderboard(local_run):
     page = (folder / "local" / "report.html").read_text(encoding="utf-8")
     for task in ("blimp-causative", "ud-english-ewt:upos", "cc:length", "ud-english-ewt:distance"):
         assert f"{task}: test" in page  # a layer-curve title per task
+    assert "right_branching (baseline)" in page  # drawn as a line, not ranked as a model
+    scores = page.split("id='lingprobe-scores'>")[1].split("</script>")[0]
+    assert "right_branching" not in scores
     test = board.filter((pl.col("split") == "test") & pl.col("metric").is_in(["accuracy"]))
     assert test["score"].is_between(0, 1).all()
 
