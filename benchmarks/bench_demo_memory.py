@@ -54,7 +54,7 @@ def test_bench_demo_peak_memory(benchmark, tmp_path: Path) -> None:
             f"  {dtype} features: peak RSS {peak:.2f} GiB (goal <= 2 GiB), wall {wall:.0f} s"
             f" (goal <= 180 s on a quiet machine); {load()}"
         )
-    keys = ["model", "init", "task", "site_name", "seed", "variant", "test_set", "metric"]
+    keys = ["model", "init", "task", "site", "seed", "variant", "split", "metric"]
     joined = runs["float32"].join(runs["float16"], on=keys, suffix="_half")
     diff = (joined["value"] - joined["value_half"]).abs()
     print(
