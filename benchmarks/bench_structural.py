@@ -69,8 +69,19 @@ def test_bench_structural_grid_vs_one_probe_at_a_time(benchmark, data, kind: str
     together = main.result
     alone = loop.result
     assert isinstance(together, StructuralResults) and isinstance(alone, list)
+    # Equal up to float32 summation order, which Adam's g / sqrt(v) amplifies on coordinates
+    # whose gradient is near zero: weights within 5e-4 (1% of the init scale 1/sqrt(dim)), and
+    # every probe's metrics within 1e-4 at the same best epoch.
     for i, one in enumerate(alone):  # loop order (seed, site) is the grid's probe order
-        torch.testing.assert_close(together.weights[i], one.weights[0], atol=1e-4, rtol=1e-3)
+        torch.testing.assert_close(together.weights[i], one.weights[0], atol=5e-4, rtol=1e-3)
+        ours = (
+            together.table().filter(site=i % SITES, seed=SEEDS[i // SITES]).sort("split", "metric")
+        )
+        theirs = one.table().sort("split", "metric")
+        assert ours["best_epoch"].to_list() == theirs["best_epoch"].to_list()
+        torch.testing.assert_close(
+            ours["value"].to_torch(), theirs["value"].to_torch(), atol=1e-4, rtol=0
+        )
     print(
         f"  one probe at a time, 21 runs: {loop.wall:.1f} s wall ({loop.cpu:.1f} s CPU)\n"
         f"  grid, one optimisation:      {main.wall:.1f} s wall ({main.cpu:.1f} s CPU)\n"

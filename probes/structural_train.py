@@ -176,13 +176,21 @@ class _Run:
         return sentence_losses(pred, gold, mask, batch.lengths.view(seeds, -1), self.kind)
 
     def _gradient(self, batch: PaddedTrees, seeds: int) -> Tensor:
-        """Every probe's gradient of its mean loss over its seed's sentences of `batch`."""
+        """Every probe's gradient of its mean loss over its seed's sentences of `batch`, one
+        site at a time: a site's per-pair intermediates stay in cache, where the whole grid's
+        would not (each probe's arithmetic is the same either way)."""
         x, slots = self._inputs(batch, seeds)
         b, w = batch.mask.shape
         gold = self._gold(batch).view(seeds, b // seeds, *self._gold_tail(w))
         mask = batch.mask.view(seeds, b // seeds, w)
         lengths = batch.lengths.view(seeds, -1)
-        return loss_gradient(x, self.proj, slots, gold, mask, lengths, self.kind)
+        grad = torch.empty_like(self.proj)
+        for site in range(self.proj.shape[1]):
+            at = slice(site, site + 1)
+            grad[:, at] = loss_gradient(
+                x[:, at], self.proj[:, at], slots, gold, mask, lengths, self.kind
+            )
+        return grad
 
     def _gold_tail(self, w: int) -> tuple[int, ...]:
         return (w, w) if self.kind == "distance" else (w,)
