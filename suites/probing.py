@@ -100,16 +100,18 @@ def task_features(
             out = torch.empty(len(items), *chunk.shape[1:], dtype=dtype)
         out[start : start + chunk.shape[0]] = chunk
         del chunk
-        release_memory()
+        release_memory(young_only=True)
     assert out is not None, "a task has at least one item"
     return out
 
 
-def release_memory() -> None:
+def release_memory(young_only: bool = False) -> None:
     """Collect reference cycles (a backend's trace may leave some that hold tensors) and hand
     the C heap's free pages back to the system (glibc's `malloc_trim`; elsewhere a no-op), so
-    the freed working copies of one extraction chunk or one subject do not stay resident."""
-    gc.collect()
+    the freed working copies of one extraction chunk or one subject do not stay resident.
+    `young_only`: collect only the two younger generations, which hold the cycles of the chunk
+    just extracted; a full collection walks the whole heap (0.28 s each in the demo, 66 calls)."""
+    gc.collect(1 if young_only else 2)
     if _LIBC is not None:
         _LIBC.malloc_trim(0)
 
