@@ -1,6 +1,6 @@
 """The minibatch AdamW grid trainer: every probe of a grid trained in one loop (Holmes protocol).
 
-The work is cut into blocks of one mask and a group of sites (`site_groups`), with every seed: per step,
+The work is cut into blocks of one mask and a group of sites (`site_groups`), with every seed:
 a block gathers each seed's batch rows for its sites; each seed's dropout mask (drawn ahead for a
 chunk of steps) multiplies them for all its sites and variants; one batched matmul computes the
 logits of the block's probes (variants fused along the output axis, see `linear.py`); the
