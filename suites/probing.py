@@ -22,6 +22,7 @@ from torch import Tensor
 
 from internals import Site, Subject
 from internals import sites as site_rules
+from internals.progress import ProgressBar
 from probes import ProbeGrid, ProbeResults, TrainConfig, fit_probes
 from suites.schema import conform, score_table, site_columns
 from suites.tasks import Task
@@ -84,23 +85,25 @@ def task_features(
     chosen = list(sites) if sites is not None else site_rules.every_layer(subject)
     items = task.items()
     out: Tensor | None = None
-    for start in range(0, len(items), FEATURE_CHUNK):
-        chunk = subject.features(
-            items[start : start + FEATURE_CHUNK],  # type: ignore[arg-type]
-            chosen,
-            pool=pool,  # type: ignore[arg-type]
-            store=store,
-            store_dtype=store_dtype,
-            progress=progress,
-        )
-        if reduce is not None:
-            chunk = reduce(chunk)
-        if out is None:
-            dtype = store_dtype or chunk.dtype
-            out = torch.empty(len(items), *chunk.shape[1:], dtype=dtype)
-        out[start : start + chunk.shape[0]] = chunk
-        del chunk
-        release_memory(young_only=True)
+    # one bar over the task's items, fed by every chunk (not one bar per chunk)
+    with ProgressBar(len(items), f"features {subject.name}", enabled=progress) as bar:
+        for start in range(0, len(items), FEATURE_CHUNK):
+            chunk = subject.features(
+                items[start : start + FEATURE_CHUNK],  # type: ignore[arg-type]
+                chosen,
+                pool=pool,  # type: ignore[arg-type]
+                store=store,
+                store_dtype=store_dtype,
+                progress=bar if progress else False,
+            )
+            if reduce is not None:
+                chunk = reduce(chunk)
+            if out is None:
+                dtype = store_dtype or chunk.dtype
+                out = torch.empty(len(items), *chunk.shape[1:], dtype=dtype)
+            out[start : start + chunk.shape[0]] = chunk
+            del chunk
+            release_memory(young_only=True)
     assert out is not None, "a task has at least one item"
     return out
 
