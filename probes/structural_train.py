@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 
 from probes.errors import ProbeInputError
 from probes.inputs import check_features, resolve_device
-from probes.results import metrics_frame
+from probes.result_frames import metrics_frame
 from probes.splits import DEV, SPLIT_NAMES, TEST, TRAIN, Splits, split_codes
 from probes.structural_metrics import StructuralKind, length_chunks, score_sentences
 from probes.structural_probe import (

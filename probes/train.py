@@ -46,7 +46,8 @@ from probes.linear import BatchedProbes, Block, LinearProbes, MLPProbes
 from probes.masks import per_seed, plan_masks
 from probes.mdl import block_bounds, grid_codelengths, uniform_codelength
 from probes.optim import MaskedAdamW
-from probes.results import ProbeResults, codelength_frame, metrics_frame
+from probes.result_frames import codelength_frame, metrics_frame
+from probes.results import ProbeResults
 from probes.splits import DEV, TRAIN, Splits, split_codes, warn_empty_test
 from probes.streams import DropoutStreams, RowStreams
 from probes.workers import WorkerPool, resolve_threads, worker_pool
