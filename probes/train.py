@@ -117,7 +117,8 @@ def fit_probes(
     layout = grid.layout(n_sites)
     dev = resolve_device(device, feats)
     ids = type_ids(keys, n_items) if keys is not None else None
-    sweep = _Sweep(feats, codes, target, ids, layout, head, select_by, grid, config, dev)
+    workers = resolve_threads(config.threads) if dev.type == "cpu" else 1
+    sweep = _Sweep(feats, codes, target, ids, layout, head, select_by, grid, config, dev, workers)
     explicit = grid.explicit_masks
     warn_absent_classes(target, codes, None if explicit is None else per_seed(explicit))
     if site_names is not None and len(site_names) != n_sites:
@@ -125,7 +126,7 @@ def fit_probes(
             f"site_names: {len(site_names)} names for {n_sites} sites; give one name per site of"
             " feats (e.g. [s.name for s in sites])"
         )
-    with worker_pool(config.threads if dev.type == "cpu" else 1) as pool:
+    with worker_pool(workers) as pool:
         sweep.run(progress, pool)
         results = sweep.results(pool)
     results.site_names = tuple(site_names) if site_names is not None else None
@@ -147,6 +148,7 @@ class _Sweep:
         grid: ProbeGrid,
         config: TrainConfig,
         device: torch.device,
+        workers: int,
     ) -> None:
         dim = feats.shape[2]
         self.layout, self.head, self.grid, self.config = layout, head, grid, config
@@ -186,7 +188,6 @@ class _Sweep:
         self.codes, self.target = codes, target
         compute = torch.bfloat16 if config.compute == "bfloat16" else torch.float32
         n_sites, batch = layout.shape[2], config.batch_size
-        workers = resolve_threads(config.threads) if device.type == "cpu" else 1
         groups = site_groups(n_sites, workers)
         self.blocks: list[Block] = [(m, g) for m in range(len(self.plan.sizes)) for g in groups]
         n_seeds = len(layout.seeds)
