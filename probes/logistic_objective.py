@@ -96,7 +96,8 @@ class LogisticObjective:
 
         def block(job: tuple[int, int]) -> tuple[Tensor, Tensor, Tensor]:
             # logits as [p K, rows] (W @ X^T): on the CPU this GEMM and the softmax over the
-            # class axis run ~1.3x faster than [rows, p K] for a few probes of K ~ 17 classes
+            # class axis are faster than [rows, p K] for a few probes of K ~ 17 classes (one
+            # evaluation of 7 UPOS probes: 52.7 -> 48.3 ms on 2 threads)
             j, r = job
             (a, b), x = self.row_blocks[r], self.X[groups[j][0]]
             rows = x[a:b]

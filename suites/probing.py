@@ -94,7 +94,7 @@ def task_features(
                 pool=pool,  # type: ignore[arg-type]
                 store=store,
                 store_dtype=store_dtype,
-                progress=bar if progress else False,
+                progress=bar,  # a disabled bar ignores the steps
             )
             if reduce is not None:
                 chunk = reduce(chunk)
