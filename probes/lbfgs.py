@@ -1,18 +1,24 @@
 """Batched L-BFGS: many independent smooth problems minimised in lockstep.
 
-Each problem keeps its own history (ring of the last `history` pairs), step and convergence
-test; converged problems leave the batch, so `fg` is only ever asked about the ones still
-running. The stopping rule is scipy L-BFGS-B's (as used by scikit-learn): the largest absolute
-gradient entry at most `tol`, or a relative decrease of f of at most 64 float64 epsilons; a
-problem whose line search fails stops unconverged. Steps come from a
-backtracking Armijo search (the objectives here are convex, so curvature pairs with s.y <= 0
-are simply skipped).
+Each problem keeps its own history (the last `history` curvature pairs), step and convergence
+test. The running problems are kept packed at the front of every state tensor: a problem that
+stops is written out and the rest are compacted (at most once per problem), so `fg` is only ever
+asked about the running ones and no step gathers scattered rows. The stopping rule is scipy
+L-BFGS-B's (as used by scikit-learn): the largest absolute gradient entry at most `tol`, or a
+relative decrease of f of at most 64 float64 epsilons; a problem whose line search fails stops
+unconverged. Steps come from a backtracking Armijo search (the objectives here are convex).
+
+All problems write their pair of an iteration into the same ring slot (`iteration % history`),
+so the two-loop recursion reads one slot of every problem as a plain view. A pair that fails the
+curvature test (`s.y <= 1e-10 y.y`, skipped by the classic method) is stored as zeros with
+`rho = 0`: it then leaves the recursion unchanged, and takes the place of the problem's oldest
+pair.
 
 An optional preconditioner `M` (a symmetric positive definite approximation of the inverse
 Hessian, applied by `precondition(v, idx)`) replaces the scaled identity that starts the
-two-loop recursion (`H0 = gamma M`, gamma = s.y / y.My, Nocedal & Wright §7.2): the iterates
-then follow the preconditioned path, while the objective, the optimum and the stopping rule stay
-the same.
+two-loop recursion (`H0 = gamma M`, gamma = s.y / y.My of the newest kept pair, Nocedal & Wright
+§7.2): the iterates then follow the preconditioned path, while the objective, the optimum and
+the stopping rule stay the same.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from torch import Tensor
 Objective = Callable[[Tensor, Tensor], tuple[Tensor, Tensor]]
 Preconditioner = Callable[[Tensor, Tensor], Tensor]
 ARMIJO = 1e-4  # sufficient-decrease constant (Nocedal & Wright, Alg. 3.1)
+CURVATURE = 1e-10  # a pair is kept when s.y > CURVATURE * y.y
 
 
 @dataclass
@@ -39,6 +46,26 @@ class LbfgsResult:
     n_iter: Int[Tensor, " problem"]
     n_fev: Int[Tensor, " problem"]
     converged: Bool[Tensor, " problem"]
+
+
+@dataclass
+class _Running:
+    """State of the problems still running, packed: row r is problem `ids[r]`."""
+
+    ids: Tensor
+    x: Tensor
+    f: Tensor
+    g: Tensor
+    s_hist: Tensor  # [running, history, param], slot = iteration % history
+    y_hist: Tensor
+    rho: Tensor  # [running, history]; 0 for empty or skipped slots
+    gamma: Tensor  # [running]: s.y / y.My of the newest kept pair (1 before any)
+    kept: Tensor  # [running]: pairs kept so far
+    n_iter: Tensor
+    n_fev: Tensor
+
+    def keep_rows(self, rows: Tensor) -> _Running:
+        return _Running(*(getattr(self, name)[rows] for name in self.__dataclass_fields__))
 
 
 def minimize_lbfgs(
@@ -56,82 +83,97 @@ def minimize_lbfgs(
     n_prob, n_par = x0.shape
     dev, dt = x0.device, x0.dtype
     ftol = 64 * torch.finfo(torch.float64).eps  # sklearn's lbfgs ftol (scipy runs in float64)
-    x = x0.clone()
-    f, g = fg(x, torch.arange(n_prob, device=dev))
-    s_hist = torch.zeros(n_prob, history, n_par, device=dev, dtype=dt)
-    y_hist = torch.zeros_like(s_hist)
-    rho = torch.zeros(n_prob, history, device=dev, dtype=dt)
-    count = torch.zeros(n_prob, dtype=torch.int64, device=dev)
-    n_iter = torch.zeros(n_prob, dtype=torch.int64, device=dev)
-    n_fev = torch.ones(n_prob, dtype=torch.int64, device=dev)
-    converged = g.abs().amax(dim=1) <= tol
-    stopped = converged.clone()
-    for _ in range(max_iter):
-        idx = (~stopped).nonzero().flatten()
-        if idx.numel() == 0:
+    ids = torch.arange(n_prob, device=dev)
+    f0, g0 = fg(x0, ids)
+    out = LbfgsResult(
+        x=x0.clone(),
+        f=f0.clone(),
+        n_iter=torch.zeros(n_prob, dtype=torch.int64, device=dev),
+        n_fev=torch.ones(n_prob, dtype=torch.int64, device=dev),
+        converged=g0.abs().amax(dim=1) <= tol,
+    )
+    run = _Running(
+        ids=ids,
+        x=x0.clone(),
+        f=f0,
+        g=g0,
+        s_hist=torch.zeros(n_prob, history, n_par, device=dev, dtype=dt),
+        y_hist=torch.zeros(n_prob, history, n_par, device=dev, dtype=dt),
+        rho=torch.zeros(n_prob, history, device=dev, dtype=dt),
+        gamma=torch.ones(n_prob, device=dev, dtype=dt),
+        kept=torch.zeros(n_prob, dtype=torch.int64, device=dev),
+        n_iter=out.n_iter.clone(),
+        n_fev=out.n_fev.clone(),
+    )
+    run = run.keep_rows((~out.converged).nonzero().flatten())
+    for it in range(max_iter):
+        if run.ids.numel() == 0:
             break
-        h0 = None if precondition is None else (lambda v, i=idx: precondition(v, i))
-        d = -_two_loop(g[idx], s_hist[idx], y_hist[idx], rho[idx], count[idx], h0)
-        slope = (g[idx] * d).sum(dim=1)
+        ids = run.ids
+        h0 = None if precondition is None else (lambda v, i=ids: precondition(v, i))
+        d = _two_loop(run, it, h0)
+        d.neg_()
+        slope = torch.linalg.vecdot(run.g, d)
         descent = slope < 0
-        d = torch.where(descent[:, None], d, -g[idx])
-        slope = torch.where(descent, slope, -(g[idx] ** 2).sum(dim=1))
-        first = count[idx] == 0
-        step = torch.where(first, (1 / d.norm(dim=1)).clamp(max=1.0), torch.ones_like(slope))
-        x_new, f_new, g_new, found, evals = _armijo(fg, x[idx], f[idx], d, slope, step, idx, max_ls)
-        n_iter[idx] += 1
-        n_fev[idx] += evals
-        s, y = x_new - x[idx], g_new - g[idx]
-        sy = (s * y).sum(dim=1)
-        keep = found & (sy > 1e-10 * (y * y).sum(dim=1))
-        slot = count[idx] % history
-        pos_k, slot_k = idx[keep], slot[keep]
-        s_hist[pos_k, slot_k], y_hist[pos_k, slot_k] = s[keep], y[keep]
-        rho[pos_k, slot_k] = 1 / sy[keep]
-        count[pos_k] += 1
-        decrease = (f[idx] - f_new) / torch.maximum(f[idx].abs(), f_new.abs()).clamp(min=1.0)
-        x[idx] = torch.where(found[:, None], x_new, x[idx])
-        f[idx] = torch.where(found, f_new, f[idx])
-        g[idx] = torch.where(found[:, None], g_new, g[idx])
-        met = (g[idx].abs().amax(dim=1) <= tol) | (found & (decrease <= ftol))
-        converged[idx] = met
-        stopped[idx] = met | ~found
-    return LbfgsResult(x, f, n_iter, n_fev, converged)
+        if not bool(descent.all()):
+            d = torch.where(descent[:, None], d, -run.g)
+            slope = torch.where(descent, slope, -(run.g * run.g).sum(dim=1))
+        step = torch.where(
+            run.kept == 0, (1 / d.norm(dim=1)).clamp(max=1.0), torch.ones_like(slope)
+        )
+        x_new, f_new, g_new, found, evals = _armijo(fg, run.x, run.f, d, slope, step, ids, max_ls)
+        run.n_iter += 1
+        run.n_fev += evals
+        s, y = x_new - run.x, g_new - run.g
+        sy = torch.linalg.vecdot(s, y)
+        keep = found & (sy > CURVATURE * torch.linalg.vecdot(y, y))
+        slot = it % history
+        run.s_hist[:, slot] = torch.where(keep[:, None], s, 0.0)
+        run.y_hist[:, slot] = torch.where(keep[:, None], y, 0.0)
+        run.rho[:, slot] = torch.where(keep, 1 / sy, 0.0)
+        if bool(keep.any()):
+            my = y if h0 is None else h0(y)
+            gamma = sy / torch.linalg.vecdot(y, my).clamp(min=1e-300)
+            run.gamma = torch.where(keep, gamma, run.gamma)
+        run.kept += keep
+        decrease = (run.f - f_new) / torch.maximum(run.f.abs(), f_new.abs()).clamp(min=1.0)
+        run.x = torch.where(found[:, None], x_new, run.x)
+        run.f = torch.where(found, f_new, run.f)
+        run.g = torch.where(found[:, None], g_new, run.g)
+        met = (run.g.abs().amax(dim=1) <= tol) | (found & (decrease <= ftol))
+        stop = met | ~found
+        if bool(stop.any()):
+            _write_out(out, run, stop, met)
+            run = run.keep_rows((~stop).nonzero().flatten())
+    _write_out(out, run, torch.ones_like(run.f, dtype=torch.bool), None)
+    return out
 
 
-def _two_loop(
-    g: Tensor,
-    s_hist: Tensor,
-    y_hist: Tensor,
-    rho: Tensor,
-    count: Tensor,
-    h0: Callable[[Tensor], Tensor] | None = None,
-) -> Tensor:
-    """H_k g by the two-loop recursion, per problem over its own stored pairs; the initial
-    matrix is gamma I, or gamma M with `h0(v) = M v`."""
-    m = s_hist.shape[1]
-    rows = torch.arange(g.shape[0], device=g.device)
-    q = g.clone()
-    alphas, slots, valid = [], [], []
-    for j in range(1, m + 1):
-        slot = (count - j) % m
-        ok = (count >= j).to(g.dtype)
-        a = rho[rows, slot] * ok * (s_hist[rows, slot] * q).sum(dim=1)
-        q -= a[:, None] * y_hist[rows, slot]
+def _write_out(out: LbfgsResult, run: _Running, rows: Tensor, met: Tensor | None) -> None:
+    """Copy the running problems `rows` (a mask) into the result; `met`: their convergence."""
+    at = run.ids[rows]
+    out.x[at], out.f[at] = run.x[rows], run.f[rows]
+    out.n_iter[at], out.n_fev[at] = run.n_iter[rows], run.n_fev[rows]
+    if met is not None:
+        out.converged[at] = met[rows]
+
+
+def _two_loop(run: _Running, it: int, h0: Callable[[Tensor], Tensor] | None) -> Tensor:
+    """H_k g by the two-loop recursion over the stored pairs, newest first (empty and skipped
+    slots have rho = 0 and change nothing); the initial matrix is gamma I or gamma M."""
+    m = run.s_hist.shape[1]
+    q = run.g.clone()
+    slots = [(it - j) % m for j in range(1, min(it, m) + 1)]
+    alphas = []
+    for slot in slots:
+        a = run.rho[:, slot] * torch.linalg.vecdot(run.s_hist[:, slot], q)
+        q.sub_(run.y_hist[:, slot] * a[:, None])
         alphas.append(a)
-        slots.append(slot)
-        valid.append(ok)
-    last = (count - 1) % m
-    y_last, s_last = y_hist[rows, last], s_hist[rows, last]
-    if h0 is None:
-        my_last, r = y_last, q
-    else:
-        my_last, r = h0(y_last), h0(q)
-    gamma = (s_last * y_last).sum(dim=1) / (y_last * my_last).sum(dim=1).clamp(min=1e-300)
-    r = r * torch.where(count > 0, gamma, torch.ones_like(gamma))[:, None]
-    for a, slot, ok in zip(reversed(alphas), reversed(slots), reversed(valid)):
-        b = rho[rows, slot] * ok * (y_hist[rows, slot] * r).sum(dim=1)
-        r += s_hist[rows, slot] * ((a - b) * ok)[:, None]
+    r = q if h0 is None else h0(q)
+    r.mul_(run.gamma[:, None])
+    for slot, a in zip(reversed(slots), reversed(alphas)):
+        b = run.rho[:, slot] * torch.linalg.vecdot(run.y_hist[:, slot], r)
+        r.add_(run.s_hist[:, slot] * (a - b)[:, None])
     return r
 
 
@@ -146,15 +188,19 @@ def _armijo(
     max_ls: int,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     """Backtracking (halving) until f(x + t d) <= f + c t slope, per problem."""
-    x_new, f_new = x.clone(), f.clone()
-    g_new = torch.zeros_like(x)
-    found = torch.zeros_like(f, dtype=torch.bool)
-    evals = torch.zeros_like(f, dtype=torch.int64)
+    trial = torch.addcmul(x, step[:, None], d)
+    f_new, g_new = fg(trial, idx)
+    evals = torch.ones_like(f, dtype=torch.int64)
+    found = f_new <= f + ARMIJO * step * slope
+    if bool(found.all()):
+        return trial, f_new, g_new, found, evals
+    x_new = trial
     t = step.clone()
-    for _ in range(max_ls):
+    for _ in range(1, max_ls):
         todo = (~found).nonzero().flatten()
         if todo.numel() == 0:
             break
+        t[todo] *= 0.5
         trial = x[todo] + t[todo, None] * d[todo]
         f_t, g_t = fg(trial, idx[todo])
         evals[todo] += 1
@@ -162,5 +208,5 @@ def _armijo(
         done = todo[ok]
         x_new[done], f_new[done], g_new[done] = trial[ok], f_t[ok], g_t[ok]
         found[done] = True
-        t[todo[~ok]] *= 0.5
+    x_new[~found], f_new[~found] = x[~found], f[~found]
     return x_new, f_new, g_new, found, evals
