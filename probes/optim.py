@@ -38,6 +38,20 @@ class MaskedAdamW:
         }
         self.total = [config.epochs * s for s in steps_per_epoch]
 
+    def lr(self, mask: int, taken: int) -> float:
+        """The learning rate of a mask's update number `taken` (warm-up and decay included)."""
+        return self.config.lr * self.config.lr_factor(taken, self.total[mask])
+
+    def moments(self, block: Block) -> tuple[list[Tensor], list[Tensor], list[Tensor]]:
+        """A block's first and second moments (views) and its step counters, for a caller that
+        runs torch's fused AdamW kernel itself (`probes.fused_steps`)."""
+        m, sites = block
+        return (
+            [e[m, sites] for e in self.exp_avg],
+            [e[m, sites] for e in self.exp_avg_sq],
+            self.state_steps[_key(block)],
+        )
+
     def step(self, block: Block, taken: int) -> None:
         """Update a block (mask, sites) from its gradients in `grads`; `taken`: the mask's
         updates so far (its place in the learning-rate schedule)."""
@@ -53,7 +67,7 @@ class MaskedAdamW:
             amsgrad=False,
             beta1=c.betas[0],
             beta2=c.betas[1],
-            lr=c.lr * c.lr_factor(taken, self.total[m]),
+            lr=self.lr(m, taken),
             weight_decay=c.weight_decay,
             eps=c.eps,
             maximize=False,

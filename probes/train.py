@@ -32,6 +32,7 @@ from probes.config import TrainConfig
 from probes.control import control_labels
 from probes.errors import ProbeConfigError, ProbeDivergedWarning, ProbeInputError
 from probes.evaluate import Evaluator
+from probes.fused_steps import HEAD_CODES, linear_chunk
 from probes.grid import ProbeGrid, ProbeLayout
 from probes.heads import Head, make_head
 from probes.inputs import (
@@ -190,6 +191,7 @@ class _Sweep:
         n_sites, batch = layout.shape[2], config.batch_size
         groups = site_groups(n_sites, workers)
         self.blocks: list[Block] = [(m, g) for m in range(len(self.plan.sizes)) for g in groups]
+        self.fused_chunk: Any = None  # set by `run` (probes.fused_steps)
         n_seeds = len(layout.seeds)
         self.inputs = {
             (m, g.start): torch.empty(
@@ -209,6 +211,9 @@ class _Sweep:
             self.config,
             self.blocks,
         )
+        # linear probes under torch's fused AdamW: each chunk of steps is one TorchScript call
+        linear = isinstance(self.probes, LinearProbes) and bool(self.opt.fused)
+        self.fused_chunk = linear_chunk() if linear else None
         seed_ix = torch.arange(n_seeds, device=self.x.device)[None, :, None]
         by_item = self.targets.movedim(2, 0)  # [item, seed, variant, *label]
         streams = self.streams.n_streams
@@ -277,8 +282,22 @@ class _Sweep:
         flat = self.x[:, sites].reshape(self.x.shape[0], width * dim)  # a view (rows strided)
         inputs, steps = self.inputs[(m, sites.start)], self.streams.steps[m]
         keep = self.dropout.buffer[slot, m]  # [seed, step, batch, dim]
+        stop = min(start + STEP_CHUNK, steps)
+        if self.fused_chunk is not None:  # the same steps as below, in one TorchScript call
+            probes, opt, c = self.probes, self.opt, self.config
+            exp_avg, exp_avg_sq, counters = opt.moments(block)
+            self.fused_chunk(
+                *(flat, rows[m], keep, inputs),
+                *(probes.fused(probes.params[n], block) for n in ("coef", "intercept")),
+                *(probes.fused(probes.grads[n], block) for n in ("coef", "intercept")),
+                *(targets[m], weight[m], exp_avg, exp_avg_sq, counters, start),
+                [opt.lr(m, epoch * steps + step) for step in range(start, stop)],
+                *(width, n_var, HEAD_CODES[self.head.kind], self.head.outputs),
+                *(c.betas[0], c.betas[1], c.weight_decay, c.eps),
+            )
+            return
         x = inputs.view(-1, b, dim)  # [site * seed, batch, dim]
-        for step in range(start, min(start + STEP_CHUNK, steps)):
+        for step in range(start, stop):
             part = slice(step * b, (step + 1) * b)
             gathered = flat.index_select(0, rows[m, :, part].reshape(-1))
             gathered = gathered.view(n_streams, b, width, dim).permute(2, 0, 1, 3)

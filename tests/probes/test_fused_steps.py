@@ -1,0 +1,78 @@
+"""The TorchScript chunk of training steps gives bit-for-bit the Python loop's probes."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import probes.train
+from probes import MDLBlocks, ProbeGrid, TrainConfig, fit_probes, random_splits
+from probes.fused_steps import linear_chunk
+from tests.probes.conftest import Synthetic, make_synthetic
+
+
+def fit_both(
+    monkeypatch: pytest.MonkeyPatch,
+    feats: torch.Tensor,
+    targets: torch.Tensor,
+    grid: ProbeGrid,
+    config: TrainConfig,
+    keys: torch.Tensor | None = None,
+) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """Weights of the same fit through the fused chunk and through the Python loop."""
+    splits = random_splits(feats.shape[0], seed=3)
+    fused = fit_probes(feats, targets, splits, grid, config, keys=keys, progress=False)
+    with monkeypatch.context() as patch:
+        patch.setattr(probes.train, "linear_chunk", lambda: None)
+        loop = fit_probes(feats, targets, splits, grid, config, keys=keys, progress=False)
+    assert fused.metrics.equals(loop.metrics)
+    assert fused.probes.equals(loop.probes)
+    return fused.weights, loop.weights
+
+
+def assert_identical(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> None:
+    assert a.keys() == b.keys()
+    for name in a:
+        assert torch.equal(a[name], b[name]), name
+
+
+def test_torchscript_compiles_the_chunk() -> None:
+    assert linear_chunk() is not None
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        TrainConfig(epochs=3, batch_size=16),
+        TrainConfig(epochs=3, batch_size=16, shared_order=True),
+        TrainConfig(epochs=2, batch_size=16, compute="bfloat16"),
+        TrainConfig(epochs=2, batch_size=16, dropout=0.0, threads=2),
+    ],
+    ids=["per-seed-orders", "shared-order", "bfloat16", "no-dropout-two-threads"],
+)
+def test_classification_grid_equals_the_python_loop(
+    monkeypatch: pytest.MonkeyPatch, synthetic: Synthetic, config: TrainConfig
+) -> None:
+    grid = ProbeGrid(seeds=(0, 1, 2), train_fractions=(0.5, 1.0))
+    fused, loop = fit_both(monkeypatch, synthetic.feats, synthetic.labels, grid, config)
+    assert_identical(fused, loop)
+
+
+def test_mdl_blocks_equal_the_python_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = make_synthetic(n=400, sites=2)
+    grid = ProbeGrid(seeds=(0,), control=False, mdl=MDLBlocks((0.1, 0.5, 1.0)))
+    fused, loop = fit_both(monkeypatch, data.feats, data.labels, grid, TrainConfig(epochs=2))
+    assert_identical(fused, loop)
+
+
+def test_multilabel_and_regression_heads_equal_the_python_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gen = torch.Generator().manual_seed(0)
+    feats = torch.randn(300, 3, 6, generator=gen)
+    config = TrainConfig(epochs=3, batch_size=16, lr=3e-2)
+    value = feats[:, 1, 0] - feats[:, 1, 1]
+    assert_identical(*fit_both(monkeypatch, feats, value, ProbeGrid(seeds=(0, 1)), config))
+    labels = torch.stack([feats[:, 1, 0] > 0, feats[:, 1, 2] > 0.5, feats[:, 2, 3] < 0], 1)
+    grid = ProbeGrid(seeds=(0, 1))
+    assert_identical(*fit_both(monkeypatch, feats, labels.long(), grid, config))
