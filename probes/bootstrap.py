@@ -37,6 +37,7 @@ from probes.errors import DegenerateIntervalWarning, ProbeConfigError
 from probes.inputs import TargetKind, resolve_device
 from probes.item_sums import ItemSums, item_sums
 from probes.resampling import ItemResamples
+from probes.whole_counts import WholeValues
 
 IntervalMethod = Literal["bca", "percentile"]
 METHODS = ("bca", "percentile")
@@ -146,18 +147,17 @@ def _replicates(
     """Point, bootstrap and jackknife values of one block of probes. Features that depend on
     the targets only (`shared`: probes with equal targets) are multiplied once per target row."""
     n, p, f = feats.shape
-    total = feats.sum(0, dtype=torch.float64)
+    total = sums.total(feats)
     point = sums.metrics(total, names)
     own = f - sums.shared_width if shared is not None else f
-    flat = feats[..., :own].reshape(n, p * own)
+    flat = WholeValues(feats[..., :own].reshape(n, p * own), sums.whole)
     if shared is not None:
-        rows = feats[:, shared[0], own:].reshape(n, -1)
+        rows = WholeValues(feats[:, shared[0], own:].reshape(n, -1), sums.whole)
     boot: dict[str, list[Tensor]] = {m: [] for m in names}
     for counts in resamples.blocks(feats.device):
-        w = counts.to(feats.dtype)
-        sums_b = (w @ flat).view(-1, p, own)
+        sums_b = flat.product(counts).view(-1, p, own)
         if shared is not None:
-            by_row = (w @ rows).view(w.shape[0], -1, f - own)
+            by_row = rows.product(counts).view(counts.shape[0], -1, f - own)
             sums_b = torch.cat([sums_b, by_row[:, shared[1]]], dim=-1)
         values = sums.metrics(sums_b, names)
         for m in names:

@@ -78,7 +78,7 @@ def _compiled() -> Any:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # TorchScript's deprecation notice, once
             return torch.jit.CompilationUnit(SOURCE)
-    except Exception as error:  # noqa: BLE001  (any failure means: use the Python loop)
+    except Exception as error:
         warnings.warn(
             f"probes: TorchScript could not compile the fused training steps ({error}); training"
             " runs its Python loop instead (same numbers, slower with several threads).",

@@ -29,6 +29,7 @@ from probes.metrics import (
     multilabel_from_counts,
     pearson_from_sums,
 )
+from probes.whole_counts import EXACT_LIMIT
 
 JACKKNIFE_BYTES = 1 << 28  # bound on one chunk of leave-one-out sums (memory, not results)
 
@@ -38,6 +39,7 @@ class ItemSums(ABC):
 
     metric_names: tuple[str, ...]
     dtype: torch.dtype
+    whole = False  # every feature is 0, 1 or -1 (sums are exact whole numbers; whole_counts.py)
     shared_width = 0  # trailing features that depend on the targets only (shared by probes)
 
     def __init__(self, outputs: int) -> None:
@@ -60,6 +62,13 @@ class ItemSums(ABC):
     ) -> dict[str, Float[Tensor, "*batch"]]:
         """The metrics `names` (default all) from summed features (float64)."""
 
+    def total(self, feats: Float[Tensor, "item probe feature"]) -> Float[Tensor, "probe feature"]:
+        """The features summed over the items, in float64 (whole features: summed exactly in
+        their float32, which holds every count below 2^24, then widened; the same numbers)."""
+        if self.whole and feats.shape[0] < EXACT_LIMIT:
+            return feats.sum(0).double()
+        return feats.sum(0, dtype=torch.float64)
+
     def jackknife(
         self,
         total: Float[Tensor, "probe feature"],
@@ -81,6 +90,7 @@ class ClassSums(ItemSums):
 
     metric_names = ("accuracy", "macro_f1", "micro_f1", "mcc")
     dtype = torch.float32
+    whole = True
 
     @property
     def shared_width(self) -> int:  # type: ignore[override]
@@ -135,6 +145,7 @@ class LabelSums(ItemSums):
 
     metric_names = ("accuracy", "macro_f1", "micro_f1")
     dtype = torch.float32
+    whole = True
 
     @property
     def width(self) -> int:

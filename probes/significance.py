@@ -32,6 +32,7 @@ from probes.errors import ProbeConfigError
 from probes.inputs import TargetKind, resolve_device
 from probes.item_sums import item_sums
 from probes.resampling import SwapPatterns
+from probes.whole_counts import WholeValues
 
 Alternative = Literal["two-sided", "less", "greater"]
 ALTERNATIVES = ("two-sided", "less", "greater")
@@ -102,13 +103,12 @@ def permutation_test(
             torch.cat([truth_l[block], truth_r[block]]).to(dev),
         )
         feat_l, feat_r = both.chunk(2, dim=1)
-        total_l = feat_l.sum(0, dtype=torch.float64)
-        total_r = feat_r.sum(0, dtype=torch.float64)
+        total_l, total_r = sums.total(feat_l), sums.total(feat_r)
         start_l, start_r = sums.metrics(total_l, metrics), sums.metrics(total_r, metrics)
-        moved = (feat_l - feat_r).reshape(n_items, -1)
+        moved = WholeValues((feat_l - feat_r).reshape(n_items, -1), sums.whole)
         block_null: dict[str, list[Tensor]] = {m: [] for m in metrics}
         for flags in swaps.blocks(dev):
-            delta = (flags.to(moved.dtype) @ moved).double().view(flags.shape[0], *total_l.shape)
+            delta = moved.product(flags).double().view(flags.shape[0], *total_l.shape)
             m_l = sums.metrics(total_l - delta, metrics)
             m_r = sums.metrics(total_r + delta, metrics)
             for m in metrics:

