@@ -27,7 +27,9 @@ HeadKind = Literal["classification", "multilabel", "regression"]
 
 # TorchScript source (not Python: compiled by torch.jit). Per step, exactly the operations of
 # `_Sweep._steps` + `LinearProbes.forward/backward` + the head's `grad` + torch's fused AdamW
-# (`torch.optim.adamw` with fused=True: the step counters + 1, then `_fused_adamw_`).
+# (`torch.optim.adamw` with fused=True: the step counters + 1, then `_fused_adamw_`). For
+# classification `targets` holds class ids `[seed, variant, row]` (no one-hot copy of every
+# epoch's rows); other heads get the encoded `[seed, variant, out, row]`.
 SOURCE = """
 def linear_chunk(
     flat: Tensor, rows: Tensor, keep: Tensor, inputs: Tensor,
@@ -49,13 +51,16 @@ def linear_chunk(
         logits = logits.float().add_(intercept.unsqueeze(-1))
         shaped = logits.view(width, -1, n_var, logits.shape[1] // n_var, b)
         w = weight[:, lo:hi].unsqueeze(1).unsqueeze(1)
-        encoded = targets[:, :, :, lo:hi]
-        if head == 0:
-            grad = torch.softmax(shaped, dim=-2).sub_(encoded).mul_(w)
-        elif head == 1:
-            grad = torch.sigmoid(shaped).sub_(encoded).mul_(w / outputs)
+        if head == 0:  # targets: class ids; p - one_hot as p + (-1) at the class, the same floats
+            index = targets[:, :, lo:hi].unsqueeze(2).unsqueeze(0).expand(width, -1, -1, -1, -1)
+            minus = torch.full(index.shape, -1.0, dtype=shaped.dtype)
+            grad = torch.softmax(shaped, dim=-2).scatter_add_(3, index, minus).mul_(w)
         else:
-            grad = (shaped - encoded).mul_(2 * w)
+            encoded = targets[:, :, :, lo:hi]
+            if head == 1:
+                grad = torch.sigmoid(shaped).sub_(encoded).mul_(w / outputs)
+            else:
+                grad = (shaped - encoded).mul_(2 * w)
         dlogits = grad.view(logits.shape)
         if x.dtype != grad_coef.dtype:
             grad_coef.copy_(torch.bmm(dlogits.to(x.dtype), x))

@@ -222,8 +222,10 @@ class _Sweep:
         for epoch in epochs:
             rows, weight = self.streams.epoch()
             expanded = rows.expand(-1, n_seeds, -1) if streams == 1 else rows
-            targets = self.head.encode(by_item[expanded, seed_ix])  # [mask, seed, row, var, out]
-            targets = targets.movedim(2, -1).contiguous()  # [mask, seed, var, out, row]
+            targets = by_item[expanded, seed_ix]  # [mask, seed, row, var, *label]
+            if not (self.fused_chunk is not None and self.head.kind == "classification"):
+                targets = self.head.encode(targets)  # [mask, seed, row, var, out]
+            targets = targets.movedim(2, -1).contiguous()  # [mask, seed, var, (out,) row]
             starts = range(0, self.streams.steps[0], STEP_CHUNK)
             pool.map(self._keep, [(0, m, s, 0) for m, s in seeds])
             for chunk, start in enumerate(starts):
