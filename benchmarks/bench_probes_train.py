@@ -2,9 +2,12 @@
 training run per probe.
 
 130 probes (13 sites x 5 seeds x {task, control}), 20,000 items, dim 384, 17 classes, Holmes
-defaults (20 epochs, batch 64). The per-probe loop (what Holmes does: `fit_probes` on a
-one-probe grid, probe after probe) is timed on a few probes and extrapolated linearly to 130;
-its probes are checked equal to the batched ones. Also: the shared-order option, the roofline
+defaults (20 epochs, batch 64). The per-probe loop (what Holmes does: one training run per
+probe, probe after probe, each step eager PyTorch operations called from Python: `fit_probes`
+on a one-probe grid with the TorchScript chunk of `probes.fused_steps` switched off) is timed on
+a few probes and extrapolated linearly to 130; its probes are checked equal to the batched ones.
+Printed beside it: the same one-probe fits with the TorchScript chunk (lingprobe used one probe
+at a time). Also: the shared-order option, the roofline
 (feature GB/s and GFLOP/s against this machine's bounds, measured in the same run), and the
 same comparison on one thread in CPU seconds, which other jobs on the shared machine disturb
 least (with two threads, contention stalls the loop's tiny OpenMP ops more than the sweep).
@@ -15,6 +18,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+import probes.train
 from benchmarks.bench_probes_common import (
     DIM,
     N_CLASSES,
@@ -89,12 +93,16 @@ def roofline(wall: float, config: TrainConfig, bounds: MachineBounds, streams: i
     )
 
 
-def loop_subset(data: UposLike, batched: ProbeResults) -> tuple[float, float]:
-    """Wall and CPU seconds of the per-probe loop over `LOOP_PROBES`; each probe is checked
-    equal to its twin in the batched sweep."""
+def loop_subset(data: UposLike, batched: ProbeResults, eager: bool = True) -> tuple[float, float]:
+    """Wall and CPU seconds of the per-probe loop over `LOOP_PROBES` (`eager`: each step as
+    eager operations from Python, as a user's own loop); each probe is checked equal to its
+    twin in the batched sweep."""
     wall = cpu = 0.0
     for site, seed, variant in LOOP_PROBES:
-        alone = timed(lambda s=site, d=seed, v=variant: one_probe(data, s, d, v))
+        with pytest.MonkeyPatch.context() as patch:
+            if eager:
+                patch.setattr(probes.train, "linear_chunk", lambda: None)
+            alone = timed(lambda s=site, d=seed, v=variant: one_probe(data, s, d, v))
         wall, cpu = wall + alone.wall, cpu + alone.cpu
         assert isinstance(alone.result, ProbeResults)
         row = batched.probes.filter(site=site, seed=seed, variant=variant)
@@ -126,6 +134,11 @@ def test_bench_probe_sweep_batched_vs_per_probe_loop(benchmark, data: UposLike) 
     res = batched.result
     assert isinstance(res, ProbeResults) and res.probes.height == 130
     print(compare(f"{torch.get_num_threads()} threads", batched, loop_subset(data, res)))
+    fused = loop_subset(data, res, eager=False)
+    print(
+        f"  one-probe fits with the TorchScript chunk: {fused[0] / len(LOOP_PROBES):.2f} s per"
+        f" probe -> the sweep is {fused[0] * 130 / len(LOOP_PROBES) / batched.wall:.1f}x wall"
+    )
     print(roofline(batched.wall, TrainConfig(), bounds, streams=len(SEEDS)))
 
     shared = timed(lambda: sweep(data, TrainConfig(shared_order=True)))

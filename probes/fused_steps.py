@@ -1,29 +1,21 @@
-"""A chunk of linear-probe training steps as one TorchScript call.
+"""A chunk of linear-probe training steps as one TorchScript call (`probes.torchscript`).
 
 The grid trainer's step is some fifteen small torch operations (gather the batch rows, dropout,
 two batched GEMMs, the head's gradient, fused AdamW). Called from Python, every one of them
-releases and retakes the interpreter lock; with two worker threads the lock changes hands at
-each operation, and the waits and wake-ups made a two-thread fit of the demo's 42-probe grid
-hardly faster than one thread (2.7 s against 3.3 s). Run as one TorchScript function, a chunk
-of `STEP_CHUNK` steps takes the lock once: the same operations, in the same order, on the same
-tensors, so the numbers are bit-for-bit those of the Python loop (`tests/probes/
-test_fused_steps.py`), and the two workers run in parallel (the same fit: 1.7 s).
-
-The function is compiled from source on first use (`torch.jit.CompilationUnit`, a few tens of
-milliseconds). Where TorchScript is unavailable, `linear_chunk()` returns None and the trainer
-keeps its Python loop.
+retakes the interpreter lock; with two worker threads the lock changed hands at each operation,
+and a two-thread fit of the demo's 42-probe grid was hardly faster than one thread (2.7 s
+against 3.3 s). As one TorchScript call per chunk of `STEP_CHUNK` steps the two workers run in
+parallel (the same fit: 1.7 s), and the probes are bit for bit those of the Python loop
+(`tests/probes/test_fused_steps.py`).
 """
 
 from __future__ import annotations
 
-import warnings
-from functools import cache
-from typing import Any, Literal
+from typing import Any
 
-import torch
+from probes.torchscript import compiled
 
 HEAD_CODES: dict[str, int] = {"classification": 0, "multilabel": 1, "regression": 2}
-HeadKind = Literal["classification", "multilabel", "regression"]
 
 # TorchScript source (not Python: compiled by torch.jit). Per step, exactly the operations of
 # `_Sweep._steps` + `LinearProbes.forward/backward` + the head's `grad` + torch's fused AdamW
@@ -76,24 +68,7 @@ def linear_chunk(
 """
 
 
-@cache
-def _compiled() -> Any:
-    """The compiled unit, or None where TorchScript cannot compile it (the caller falls back)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # TorchScript's deprecation notice, once
-            return torch.jit.CompilationUnit(SOURCE)
-    except Exception as error:
-        warnings.warn(
-            f"probes: TorchScript could not compile the fused training steps ({error}); training"
-            " runs its Python loop instead (same numbers, slower with several threads).",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-        return None
-
-
 def linear_chunk() -> Any:
     """The compiled `linear_chunk(...)` (see SOURCE), or None where TorchScript is unavailable."""
-    unit = _compiled()
+    unit = compiled(SOURCE)
     return None if unit is None else unit.linear_chunk

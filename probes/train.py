@@ -7,7 +7,9 @@ logits of the block's probes (variants fused along the output axis, see `linear.
 gradient is written by hand (no autograd) and one fused AdamW step updates them. Blocks are
 independent, so the worker threads (`workers.py`) take them `STEP_CHUNK` steps at a time, each
 with one intra-op thread; masks run their own number of steps per epoch. Results do not depend
-on the number of threads.
+on the number of threads. For linear probes a chunk of steps is one TorchScript call
+(`fused_steps.py`: the same operations, bit-identical), which takes the interpreter lock once
+instead of at every operation, so the workers do not wait on each other.
 
 Every random draw is keyed by the probe's identity (`streams.py`), so each probe's outcome equals
 training it alone (a one-probe grid) with the same seed, up to float reassociation.
