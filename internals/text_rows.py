@@ -157,7 +157,11 @@ def _windows(
 def combine_pieces(
     pooled: Float[Tensor, "piece site dim"], pieces: Pieces, n_segments: int, how: PoolHow
 ) -> Float[Tensor, "segment site dim"]:
-    """Merge pooled pieces into their segments (a one-piece segment is copied as it is)."""
+    """Merge pooled pieces into their segments (a one-piece segment is copied as it is).
+    When every segment is one piece in segment order (any text that fits the model), the pooled
+    rows are the segments already and come back as they are, without a copy."""
+    if len(pieces.segment) == n_segments and np.array_equal(pieces.segment, np.arange(n_segments)):
+        return pooled
     segment = torch.from_numpy(pieces.segment)
     counts = torch.bincount(segment, minlength=n_segments)
     out = torch.empty((n_segments, *pooled.shape[1:]), dtype=pooled.dtype)

@@ -205,7 +205,8 @@ class TransformerSubject(Subject):
             self.batch_tokens = limit  # later calls start from what fits
         pooled_all = combine_pieces(pooled_pieces, plan.pieces, plan.n_segments, reading.pool)
         width = len(rows) // len(items)
-        out = pooled_all[torch.from_numpy(rows)]
+        in_order = len(rows) == len(pooled_all) and np.array_equal(rows, np.arange(len(rows)))
+        out = pooled_all if in_order else pooled_all[torch.from_numpy(rows)]  # no copy if in order
         return (
             out.view(len(items), width, len(sites), self.dim)
             .transpose(1, 2)
