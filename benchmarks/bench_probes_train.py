@@ -18,7 +18,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-import probes.train
+import probes.fused_steps
 from benchmarks.bench_probes_common import (
     DIM,
     N_CLASSES,
@@ -101,7 +101,7 @@ def loop_subset(data: UposLike, batched: ProbeResults, eager: bool = True) -> tu
     for site, seed, variant in LOOP_PROBES:
         with pytest.MonkeyPatch.context() as patch:
             if eager:
-                patch.setattr(probes.train, "linear_chunk", lambda: None)
+                patch.setattr(probes.fused_steps, "linear_chunk", lambda: None)
             alone = timed(lambda s=site, d=seed, v=variant: one_probe(data, s, d, v))
         wall, cpu = wall + alone.wall, cpu + alone.cpu
         assert isinstance(alone.result, ProbeResults)

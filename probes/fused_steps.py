@@ -13,6 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from torch import Tensor
+
+from probes.config import TrainConfig
+from probes.heads import Head
+from probes.linear import BatchedProbes, Block, LinearProbes
+from probes.optim import MaskedAdamW
 from probes.torchscript import compiled
 
 HEAD_CODES: dict[str, int] = {"classification": 0, "multilabel": 1, "regression": 2}
@@ -72,3 +78,52 @@ def linear_chunk() -> Any:
     """The compiled `linear_chunk(...)` (see SOURCE), or None where TorchScript is unavailable."""
     unit = compiled(SOURCE)
     return None if unit is None else unit.linear_chunk
+
+
+class FusedChunk:
+    """A grid's chunks of steps as TorchScript calls (linear probes under fused AdamW)."""
+
+    def __init__(
+        self, run: Any, probes: BatchedProbes, opt: MaskedAdamW, config: TrainConfig, head: Head
+    ) -> None:
+        self.run, self.probes, self.opt, self.config, self.head = run, probes, opt, config, head
+
+    @classmethod
+    def for_grid(
+        cls, probes: BatchedProbes, opt: MaskedAdamW, config: TrainConfig, head: Head
+    ) -> FusedChunk | None:
+        """The fused chunk for this grid, or None where the Python loop must run (MLP probes,
+        a device without fused AdamW, no TorchScript)."""
+        if not (isinstance(probes, LinearProbes) and opt.fused):
+            return None
+        run = linear_chunk()
+        return None if run is None else cls(run, probes, opt, config, head)
+
+    @property
+    def class_ids(self) -> bool:
+        """Whether the targets stay class ids (classification) instead of the head's encoding."""
+        return self.head.kind == "classification"
+
+    def __call__(
+        self,
+        block: Block,
+        inputs: tuple[Tensor, Tensor, Tensor, Tensor],
+        targets: Tensor,
+        weight: Tensor,
+        steps: range,
+        taken: int,
+    ) -> None:
+        """Steps `steps` of a block. inputs: (flat features, the mask's rows, keep masks, input
+        buffer); targets and weight: the mask's; taken: the mask's updates before this epoch."""
+        probes, opt, c = self.probes, self.opt, self.config
+        exp_avg, exp_avg_sq, counters = opt.moments(block)
+        self.run(
+            *inputs,
+            *(probes.fused(probes.params[n], block) for n in ("coef", "intercept")),
+            *(probes.fused(probes.grads[n], block) for n in ("coef", "intercept")),
+            *(targets, weight, exp_avg, exp_avg_sq, counters, steps.start),
+            [opt.lr(block[0], taken + step) for step in steps],
+            *(block[1].stop - block[1].start, probes.layout.shape[3]),
+            *(HEAD_CODES[self.head.kind], self.head.outputs),
+            *(c.betas[0], c.betas[1], c.weight_decay, c.eps),
+        )

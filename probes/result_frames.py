@@ -1,12 +1,17 @@
-"""Long polars frames built from a fit's tensors: metrics per (probe, split, metric), and MDL
-codelengths per (site, seed, variant). `ProbeResults` holds them."""
+"""Long polars frames built from a fit's tensors: metrics per (probe, split, metric) (NaN for
+probes that diverged, `unscored`), and MDL codelengths per (site, seed, variant).
+`ProbeResults` holds them."""
 
 from __future__ import annotations
 
+import warnings
+
 import polars as pl
 import torch
-from jaxtyping import Float
+from jaxtyping import Float, Int
 from torch import Tensor
+
+from probes.errors import ProbeDivergedWarning
 
 
 def metrics_frame(scores: dict[str, dict[str, Tensor]]) -> pl.DataFrame:
@@ -49,3 +54,24 @@ def codelength_frame(
         },
         schema_overrides={"site": pl.Int64, "seed": pl.Int64},
     )
+
+
+def unscored(
+    scores: dict[str, dict[str, Tensor]], diverged_epoch: Int[Tensor, " probe"]
+) -> dict[str, dict[str, Tensor]]:
+    """Metrics with NaN for every probe that diverged (never scored), and a warning naming them."""
+    bad = diverged_epoch > 0
+    if not bool(bad.any()):
+        return scores
+    warnings.warn(
+        f"fit_probes: {int(bad.sum())} of {len(bad)} probes diverged (parameters or dev loss"
+        f" became NaN or inf, first at epoch {int(diverged_epoch[bad].min())}); their metrics"
+        " are NaN and probes['diverged_epoch'] says when. Lower TrainConfig.lr or scale the"
+        " features.",
+        ProbeDivergedWarning,
+        stacklevel=3,
+    )
+    return {
+        split: {name: torch.where(bad.to(v.device), torch.nan, v.double()) for name, v in m.items()}
+        for split, m in scores.items()
+    }

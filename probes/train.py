@@ -18,7 +18,6 @@ training it alone (a one-probe grid) with the same seed, up to float reassociati
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from functools import partial
 from typing import Any
@@ -32,9 +31,9 @@ from tqdm.auto import tqdm
 
 from probes.config import TrainConfig
 from probes.control import control_labels
-from probes.errors import ProbeConfigError, ProbeDivergedWarning, ProbeInputError
+from probes.errors import ProbeConfigError, ProbeInputError
 from probes.evaluate import Evaluator
-from probes.fused_steps import HEAD_CODES, linear_chunk
+from probes.fused_steps import FusedChunk
 from probes.grid import ProbeGrid, ProbeLayout
 from probes.heads import Head, make_head
 from probes.inputs import (
@@ -49,7 +48,7 @@ from probes.linear import BatchedProbes, Block, LinearProbes, MLPProbes
 from probes.masks import per_seed, plan_masks
 from probes.mdl import block_bounds, grid_codelengths, uniform_codelength
 from probes.optim import MaskedAdamW
-from probes.result_frames import codelength_frame, metrics_frame
+from probes.result_frames import codelength_frame, metrics_frame, unscored
 from probes.results import ProbeResults
 from probes.splits import DEV, TRAIN, Splits, split_codes, warn_empty_test
 from probes.streams import DropoutStreams, RowStreams
@@ -193,7 +192,7 @@ class _Sweep:
         n_sites, batch = layout.shape[2], config.batch_size
         groups = site_groups(n_sites, workers)
         self.blocks: list[Block] = [(m, g) for m in range(len(self.plan.sizes)) for g in groups]
-        self.fused_chunk: Any = None  # set by `run` (probes.fused_steps)
+        self.fused: FusedChunk | None = None  # set by `run`
         n_seeds = len(layout.seeds)
         self.inputs = {
             (m, g.start): torch.empty(
@@ -213,9 +212,7 @@ class _Sweep:
             self.config,
             self.blocks,
         )
-        # linear probes under torch's fused AdamW: each chunk of steps is one TorchScript call
-        linear = isinstance(self.probes, LinearProbes) and bool(self.opt.fused)
-        self.fused_chunk = linear_chunk() if linear else None
+        self.fused = FusedChunk.for_grid(self.probes, self.opt, self.config, self.head)
         seed_ix = torch.arange(n_seeds, device=self.x.device)[None, :, None]
         by_item = self.targets.movedim(2, 0)  # [item, seed, variant, *label]
         streams = self.streams.n_streams
@@ -225,7 +222,7 @@ class _Sweep:
             rows, weight = self.streams.epoch()
             expanded = rows.expand(-1, n_seeds, -1) if streams == 1 else rows
             targets = by_item[expanded, seed_ix]  # [mask, seed, row, var, *label]
-            if not (self.fused_chunk is not None and self.head.kind == "classification"):
+            if self.fused is None or not self.fused.class_ids:
                 targets = self.head.encode(targets)  # [mask, seed, row, var, out]
             targets = targets.movedim(2, -1).contiguous()  # [mask, seed, var, (out,) row]
             starts = range(0, self.streams.steps[0], STEP_CHUNK)
@@ -287,18 +284,9 @@ class _Sweep:
         inputs, steps = self.inputs[(m, sites.start)], self.streams.steps[m]
         keep = self.dropout.buffer[slot, m]  # [seed, step, batch, dim]
         stop = min(start + STEP_CHUNK, steps)
-        if self.fused_chunk is not None:  # the same steps as below, in one TorchScript call
-            probes, opt, c = self.probes, self.opt, self.config
-            exp_avg, exp_avg_sq, counters = opt.moments(block)
-            self.fused_chunk(
-                *(flat, rows[m], keep, inputs),
-                *(probes.fused(probes.params[n], block) for n in ("coef", "intercept")),
-                *(probes.fused(probes.grads[n], block) for n in ("coef", "intercept")),
-                *(targets[m], weight[m], exp_avg, exp_avg_sq, counters, start),
-                [opt.lr(m, epoch * steps + step) for step in range(start, stop)],
-                *(width, n_var, HEAD_CODES[self.head.kind], self.head.outputs),
-                *(c.betas[0], c.betas[1], c.weight_decay, c.eps),
-            )
+        if self.fused is not None:  # the same steps as below, in one TorchScript call
+            chunk = (flat, rows[m], keep, inputs)
+            self.fused(block, chunk, targets[m], weight[m], range(start, stop), epoch * steps)
             return
         x = inputs.view(-1, b, dim)  # [site * seed, batch, dim]
         for step in range(start, stop):
@@ -373,27 +361,6 @@ def site_groups(n_sites: int, workers: int) -> list[slice]:
     n_groups = workers * math.ceil(n_sites / (workers * SITE_GROUP_MAX))
     size = math.ceil(n_sites / min(n_sites, n_groups))
     return [slice(a, min(n_sites, a + size)) for a in range(0, n_sites, size)]
-
-
-def unscored(
-    scores: dict[str, dict[str, Tensor]], diverged_epoch: Int[Tensor, " probe"]
-) -> dict[str, dict[str, Tensor]]:
-    """Metrics with NaN for every probe that diverged (never scored), and a warning naming them."""
-    bad = diverged_epoch > 0
-    if not bool(bad.any()):
-        return scores
-    warnings.warn(
-        f"fit_probes: {int(bad.sum())} of {len(bad)} probes diverged (parameters or dev loss"
-        f" became NaN or inf, first at epoch {int(diverged_epoch[bad].min())}); their metrics"
-        " are NaN and probes['diverged_epoch'] says when. Lower TrainConfig.lr or scale the"
-        " features.",
-        ProbeDivergedWarning,
-        stacklevel=3,
-    )
-    return {
-        split: {name: torch.where(bad.to(v.device), torch.nan, v.double()) for name, v in m.items()}
-        for split, m in scores.items()
-    }
 
 
 def _site_features(

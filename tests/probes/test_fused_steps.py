@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-import probes.train
+import probes.fused_steps
 from probes import MDLBlocks, ProbeGrid, TrainConfig, fit_probes, random_splits
 from probes.fused_steps import linear_chunk
 from tests.probes.conftest import Synthetic, make_synthetic
@@ -23,7 +23,7 @@ def fit_both(
     splits = random_splits(feats.shape[0], seed=3)
     fused = fit_probes(feats, targets, splits, grid, config, keys=keys, progress=False)
     with monkeypatch.context() as patch:
-        patch.setattr(probes.train, "linear_chunk", lambda: None)
+        patch.setattr(probes.fused_steps, "linear_chunk", lambda: None)
         loop = fit_probes(feats, targets, splits, grid, config, keys=keys, progress=False)
     assert fused.metrics.equals(loop.metrics)
     assert fused.probes.equals(loop.probes)
