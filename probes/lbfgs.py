@@ -137,8 +137,7 @@ def minimize_lbfgs(
             run.gamma = torch.where(keep, gamma, run.gamma)
         run.kept += keep
         decrease = (run.f - f_new) / torch.maximum(run.f.abs(), f_new.abs()).clamp(min=1.0)
-        run.x = torch.where(found[:, None], x_new, run.x)
-        run.f = torch.where(found, f_new, run.f)
+        run.x, run.f = x_new, f_new  # `_armijo` keeps x and f where no step was found
         run.g = torch.where(found[:, None], g_new, run.g)
         met = (run.g.abs().amax(dim=1) <= tol) | (found & (decrease <= ftol))
         stop = met | ~found
