@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from lingprobe.errors import LingprobeError
 
 
@@ -17,9 +19,9 @@ class ItemError(LingprobeError, ValueError):
         where = f"item {index}" if index is not None else "SpanItem"
         super().__init__(f"{where}: {message}")
 
-    def shifted(self, offset: int) -> ItemError:
-        """The same error for an item counted from the start of the whole item list."""
-        return ItemError(None if self.index is None else self.index + offset, self.detail)
+    def moved(self, position: Callable[[int], int]) -> ItemError:
+        """The same error for the item at `position(index)` of the whole item list."""
+        return ItemError(None if self.index is None else position(self.index), self.detail)
 
 
 class OptionError(LingprobeError, ValueError):

@@ -12,6 +12,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
 import torch
 from jaxtyping import Float
 from torch import Tensor
@@ -21,7 +22,9 @@ from internals.errors import ItemError, OptionError
 from internals.items import SpanItem, validate_items
 from internals.progress import ProgressBar, ProgressCallback, ProgressStep
 from internals.reading import Reading
+from internals.segments import Segments
 from internals.sites import HasSites, Site, SiteSpec
+from internals.span_reuse import SpanIndex
 from internals.store import ActivationStore, data_fingerprint
 
 
@@ -82,7 +85,11 @@ def extract_features(
         settings = {**reading.key(), "dtype": str(dtype)}
         data_key = data_fingerprint(items, settings)
         meta = {**subject.describe(), **settings, "items": len(items), "shard_size": shard_size}
-        shelf = ActivationStore(store, subject.content_key(), data_key, meta)
+        subject_key = subject.content_key()
+        shelf = ActivationStore(store, subject_key, data_key, meta)
+        segments = Segments.of(items, width)
+        shelf.record_segments(segments)
+        elsewhere: SpanIndex | None = None  # rows stored under other item lists, looked up once
         out = torch.empty(len(items), len(sites), width * subject.dim)
         for shard in range(math.ceil(len(items) / shard_size)):
             rows = slice(shard * shard_size, min(len(items), (shard + 1) * shard_size))
@@ -91,14 +98,13 @@ def extract_features(
             have = {site: shelf.load(site, shard, shape, dtype) for site in sites}
             missing = [site for site, tensor in have.items() if tensor is None]
             if missing:
-                try:
-                    computed = subject.compute(chunk, missing, reading, report)
-                except ItemError as error:
-                    raise error.shifted(rows.start) from None
-                computed = computed.to(dtype)
+                elsewhere = elsewhere or SpanIndex.of(store, subject_key, settings)
+                block = _missing_rows(
+                    subject, chunk, missing, reading, report, dtype, elsewhere,
+                    segments.of_items(rows), rows.start, shelf, shard,
+                )  # fmt: skip
                 for k, site in enumerate(missing):
-                    shelf.save(site, shard, computed[:, k])
-                    have[site] = computed[:, k]
+                    have[site] = block[:, k]
             else:
                 report(ProgressStep(len(chunk)))
             for k, site in enumerate(sites):
@@ -106,6 +112,43 @@ def extract_features(
                 assert tensor is not None
                 out[rows, k] = tensor.float()
         return out
+
+
+def _missing_rows(
+    subject: FeatureSource,
+    chunk: Sequence[SpanItem],
+    missing: list[Site],
+    reading: Reading,
+    report: Any,
+    dtype: torch.dtype,
+    elsewhere: SpanIndex,
+    segments: Segments,
+    first: int,
+    shelf: ActivationStore,
+    shard: int,
+) -> Tensor:
+    """One shard's rows at the `missing` sites, `[item, site, width * dim]` in `dtype`: the
+    items whose every segment the store holds under another item list are read from there, the
+    rest computed. The shard is saved unless every item was read from elsewhere (its rows stay
+    where they are, found again next time)."""
+    block = torch.empty(len(chunk), len(missing), segments.width * subject.dim, dtype=dtype)
+    served = elsewhere.fill(segments, missing, block, subject.dim)
+    todo = np.nonzero(~served)[0]
+    if len(todo) < len(chunk):
+        report(ProgressStep(len(chunk) - len(todo)))
+    if len(todo) == 0:
+        return block
+    try:
+        computed = subject.compute([chunk[i] for i in todo.tolist()], missing, reading, report)
+    except ItemError as error:
+        raise error.moved(lambda index: first + int(todo[index])) from None
+    if len(todo) == len(chunk):
+        block = computed.to(dtype)
+    else:
+        block[torch.from_numpy(todo)] = computed.to(dtype)
+    for k, site in enumerate(missing):
+        shelf.save(site, shard, block[:, k])
+    return block
 
 
 STORE_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)

@@ -3,7 +3,9 @@
 Layout: `root/<subject key>/<data key>/<site>/shard-000000.safetensors`, each shard the pooled
 rows of `shard_size` consecutive items. The subject key follows the model's content (checkpoint
 files, every weight, the tokenizer: `Subject.content_key`) and the data key every item and the
-pooling settings, so changed inputs never meet old shards.
+pooling settings, so changed inputs never meet old shards. Beside the shards, `segments.safetensors`
+records the (text digest, span) of every pooled segment of the list, through which another item
+list finds the rows it shares with this one (`internals.span_reuse`).
 
 Each shard carries, in its safetensors metadata, the key it belongs to
 (`<subject>/<data>/<site>/<shard>`) and an XXH3-128 checksum of its dtype, shape and data bytes.
@@ -29,6 +31,7 @@ from torch import Tensor
 
 from internals.content_hash import tensor_bytes
 from internals.items import SpanItem
+from internals.segments import Segments
 from internals.sites import Site
 from lingprobe.atomic import atomic_write_bytes, remove_leftovers
 from lingprobe.digest import bytes_digest
@@ -36,6 +39,7 @@ from lingprobe.digest import bytes_digest
 log = logging.getLogger(__name__)
 KEY = "features"
 FORMAT = "lingprobe-shard/1"
+SEGMENTS = "segments.safetensors"
 
 __all__ = ["ActivationStore", "atomic_write_bytes", "data_fingerprint", "fingerprint"]
 
@@ -65,15 +69,35 @@ def shard_checksum(tensor: Tensor) -> str:
 class ActivationStore:
     """Shards of pooled features for one subject and one dataset."""
 
-    def __init__(self, root: str | Path, subject_key: str, data_key: str, meta: dict[str, Any]):
+    def __init__(
+        self,
+        root: str | Path,
+        subject_key: str,
+        data_key: str,
+        meta: dict[str, Any] | None = None,
+    ):
+        """Open (and, given `meta`, create) the folder of one subject and one item list;
+        without `meta` the store only reads what is there (another list's rows, for reuse)."""
         self.folder = Path(root) / subject_key / data_key
         self.owner = f"{subject_key}/{data_key}"
+        if meta is None:
+            return
         self.folder.mkdir(parents=True, exist_ok=True)
         for leftover in remove_leftovers(self.folder):
             log.info("activation store: removed %s, left by an interrupted run", leftover)
         meta_path = self.folder / "meta.json"
         if not meta_path.exists():
             atomic_write_bytes(meta_path, json.dumps(meta, indent=2, default=str).encode())
+
+    def record_segments(self, segments: Segments) -> None:
+        """Record the item list's segments (once), so other lists can find its rows."""
+        path = self.folder / SEGMENTS
+        if not path.exists():
+            segments.save(path, self.owner)
+
+    def segments(self) -> Segments | None:
+        """The recorded segments, verified; None if absent or damaged."""
+        return Segments.load(self.folder / SEGMENTS, self.owner)
 
     def path(self, site: Site, shard: int) -> Path:
         """Where one site's shard lives."""

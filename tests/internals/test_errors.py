@@ -78,10 +78,10 @@ def test_error_mid_run_keeps_the_store_and_names_the_global_item(minilm, tmp_pat
             shard_size=2,
             progress=False,
         )
-    shards = sorted(p.name for p in tmp_path.rglob("*.safetensors"))
+    shards = sorted(p.name for p in tmp_path.rglob("shard-*.safetensors"))
     assert shards == ["shard-000000.safetensors", "shard-000001.safetensors"]
     fresh = minilm.features(items[:4], sites.last(minilm), progress=False)[:, 0]
-    stored = [load_file(p)["features"] for p in sorted(tmp_path.rglob("*.safetensors"))]
+    stored = [load_file(p)["features"] for p in sorted(tmp_path.rglob("shard-*.safetensors"))]
     torch.testing.assert_close(torch.cat(stored), fresh, rtol=1e-5, atol=1e-5)
 
 
