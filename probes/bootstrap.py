@@ -37,11 +37,11 @@ from probes.errors import DegenerateIntervalWarning, ProbeConfigError
 from probes.inputs import TargetKind, resolve_device
 from probes.item_sums import ItemSums, item_sums
 from probes.resampling import ItemResamples
-from probes.whole_counts import WholeValues
+from probes.whole_counts import WholeValues, compact
 
 IntervalMethod = Literal["bca", "percentile"]
 METHODS = ("bca", "percentile")
-FEATURE_BYTES = 1 << 28  # bound on one block of item features (memory, not results)
+FEATURE_BYTES = 1 << 26  # bound on one block of item features (memory, not results)
 
 
 @dataclass(frozen=True)
@@ -104,13 +104,14 @@ def bootstrap_probes(
     dev = resolve_device(device, pred)
     itemsize = torch.finfo(sums.dtype).bits // 8
     step = max(1, FEATURE_BYTES // (n_items * sums.width * itemsize))
+    counts = [compact(c) for c in resamples.blocks(dev)]  # drawn once for every probe block
     parts: list[dict[str, Replicates]] = []
     for start in range(0, n_probes, step):
         block = slice(start, start + step)
         truth_block = truth[block].to(dev)
         feats = sums.features(pred[block].to(dev), truth_block)
         shared = _shared_rows(truth_block) if sums.shared_width else None
-        parts.append(_replicates(sums, feats, shared, resamples, names, jackknife))
+        parts.append(_replicates(sums, feats, shared, counts, names, jackknife))
     return {
         m: Replicates(*(torch.cat([getattr(p[m], f) for p in parts]) for f in _FIELDS))
         for m in names
@@ -140,7 +141,7 @@ def _replicates(
     sums: ItemSums,
     feats: Float[Tensor, "item probe feature"],
     shared: tuple[Tensor, Tensor] | None,
-    resamples: ItemResamples,
+    count_blocks: list[Tensor],
     names: list[str],
     jackknife: bool,
 ) -> dict[str, Replicates]:
@@ -154,7 +155,7 @@ def _replicates(
     if shared is not None:
         rows = WholeValues(feats[:, shared[0], own:].reshape(n, -1), sums.whole)
     boot: dict[str, list[Tensor]] = {m: [] for m in names}
-    for counts in resamples.blocks(feats.device):
+    for counts in count_blocks:
         sums_b = flat.product(counts).view(-1, p, own)
         if shared is not None:
             by_row = rows.product(counts).view(counts.shape[0], -1, f - own)

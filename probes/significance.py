@@ -32,7 +32,7 @@ from probes.errors import ProbeConfigError
 from probes.inputs import TargetKind, resolve_device
 from probes.item_sums import item_sums
 from probes.resampling import SwapPatterns
-from probes.whole_counts import WholeValues
+from probes.whole_counts import WholeValues, compact
 
 Alternative = Literal["two-sided", "less", "greater"]
 ALTERNATIVES = ("two-sided", "less", "greater")
@@ -96,6 +96,7 @@ def permutation_test(
     step = max(1, FEATURE_BYTES // (2 * n_items * sums.width * 8))
     null: dict[str, list[Tensor]] = {m: [] for m in metrics}
     observed: dict[str, list[Tensor]] = {m: [] for m in metrics}
+    flag_blocks = [compact(f) for f in swaps.blocks(dev)]  # drawn once for every pair block
     for start in range(0, n_pairs, step):
         block = slice(start, start + step)
         both = sums.features(  # one call: one shift of the value moments for both sides
@@ -107,7 +108,7 @@ def permutation_test(
         start_l, start_r = sums.metrics(total_l, metrics), sums.metrics(total_r, metrics)
         moved = WholeValues((feat_l - feat_r).reshape(n_items, -1), sums.whole)
         block_null: dict[str, list[Tensor]] = {m: [] for m in metrics}
-        for flags in swaps.blocks(dev):
+        for flags in flag_blocks:
             delta = moved.product(flags).double().view(flags.shape[0], *total_l.shape)
             m_l = sums.metrics(total_l - delta, metrics)
             m_r = sums.metrics(total_r + delta, metrics)

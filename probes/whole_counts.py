@@ -13,7 +13,7 @@ the float GEMM instead.
 from __future__ import annotations
 
 import torch
-from jaxtyping import Float
+from jaxtyping import Float, Shaped
 from torch import Tensor
 
 INT8_MAX = 127
@@ -34,13 +34,24 @@ class WholeValues:
         )
         self.int8 = values.to(torch.int8) if usable else None
 
-    def product(self, counts: Float[Tensor, "resample item"]) -> Float[Tensor, "resample column"]:
-        """`counts @ values` in the values' dtype."""
+    def product(self, counts: Shaped[Tensor, "resample item"]) -> Float[Tensor, "resample column"]:
+        """`counts @ values` in the values' dtype (`counts`: floats, or int8 from `compact`)."""
         if self.int8 is not None and counts.numel() and self.int8.numel():
-            low, high = counts.aminmax()
-            if float(low) >= -INT8_MAX and float(high) <= INT8_MAX:
+            small = compact(counts)
+            if small.dtype == torch.int8:
                 try:
-                    return torch._int_mm(counts.to(torch.int8), self.int8).to(self.values.dtype)
+                    return torch._int_mm(small, self.int8).to(self.values.dtype)
                 except RuntimeError:  # a build without the CPU kernel: the float GEMM below
                     self.int8 = None
         return counts.to(self.values.dtype) @ self.values
+
+
+def compact(counts: Shaped[Tensor, "resample item"]) -> Shaped[Tensor, "resample item"]:
+    """Whole counts as int8 where every one fits (on the CPU): drawn once and kept so, a call's
+    resample blocks take a quarter of the memory and are checked once, not per product."""
+    if counts.dtype == torch.int8 or counts.device.type != "cpu" or not counts.numel():
+        return counts
+    low, high = counts.aminmax()
+    if float(low) >= -INT8_MAX and float(high) <= INT8_MAX:
+        return counts.to(torch.int8)
+    return counts

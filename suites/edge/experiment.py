@@ -269,6 +269,7 @@ def run_edge(
         release_memory()  # one subject's features at a time
     scores = pl.concat(per_subject)
     intervals, comparisons = _uncertainty(subjects, task, sets, used, config)
+    release_memory()  # the bootstrap's working blocks, before the next task's features
     meta = {"task": task.name, "items": task.frame.height}
     return EdgeResults(table, scores, meta, intervals, comparisons)
 
