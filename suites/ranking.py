@@ -34,7 +34,6 @@ import numpy as np
 import polars as pl
 import torch
 from jaxtyping import Float
-from scipy import stats
 
 from lingprobe.errors import LingprobeError
 from probes.bootstrap import IntervalMethod, Replicates, confidence_interval
@@ -88,6 +87,8 @@ def win_rates(matrix: Float[np.ndarray, "dataset model"]) -> Float[np.ndarray, "
     NaN where the model is unscored or the dataset has fewer than two scored models.
     The share equals `(average ascending rank − 1) / (n − 1)` among the scored models.
     """
+    from scipy import stats  # on first use: scipy.stats is 68 MB resident, needed here only
+
     rates = np.full(matrix.shape, np.nan)
     for d, row in enumerate(matrix):
         scored = np.isfinite(row)
@@ -164,6 +165,8 @@ def ranks_of(values: Float[np.ndarray, "*batch model"]) -> Float[np.ndarray, "*b
 
     Ranks along the last axis (one ranking per row of a batch).
     """
+    from scipy import stats
+
     filled = np.where(np.isfinite(values), values, -np.inf)
     return stats.rankdata(-filled, method="average", axis=-1)
 
@@ -219,6 +222,8 @@ def kendall_tau(
     Each ranking is `{model: value}` or a frame with `model` and `value` columns (higher =
     better; only the order matters). NaN τ when fewer than two models are shared.
     """
+    from scipy import stats
+
     a, b = _as_mapping(left, value), _as_mapping(right, value)
     common = sorted(m for m in set(a) & set(b) if np.isfinite(a[m]) and np.isfinite(b[m]))
     if len(common) < 2:
@@ -267,6 +272,8 @@ def discriminability(scores: pl.DataFrame, leave_out: bool = False) -> pl.DataFr
     Returns `dataset, tau, p_value, n_models` (plus any per-dataset columns such as
     `phenomenon_type` that are constant within a dataset).
     """
+    from scipy import stats
+
     frame = check_scores(scores)
     datasets, _models, matrix = score_matrix(frame)
     rates = win_rates(matrix)
