@@ -100,14 +100,15 @@ class DropoutStreams:
         batch_size: int,
         dim: int,
         steps: int,
+        slots: int,
         device: torch.device,
     ) -> None:
         self.p = p
         self.generators = [
             [keyed_generator("dropout", s, n, device=device) for s in seeds] for n in mask_sizes
         ]
-        # two slots: one chunk is drawn while the previous one trains
-        shape = (2, len(mask_sizes), len(seeds), steps, batch_size, dim)
+        # a ring of slots: later chunks are drawn while earlier ones train
+        shape = (slots, len(mask_sizes), len(seeds), steps, batch_size, dim)
         self.buffer = torch.ones(shape, device=device)
 
     def draw(self, slot: int, m: int, s: int, sizes: list[int]) -> Tensor:

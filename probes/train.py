@@ -6,8 +6,10 @@ chunk of steps) multiplies them for all its sites and variants; one batched matm
 logits of the block's probes (variants fused along the output axis, see `linear.py`); the
 gradient is written by hand (no autograd) and one fused AdamW step updates them. Blocks are
 independent, so the worker threads (`workers.py`) take them `STEP_CHUNK` steps at a time, each
-with one intra-op thread; masks run their own number of steps per epoch. Results do not depend
-on the number of threads. For linear probes a chunk of steps is one TorchScript call
+with one intra-op thread, with no barrier inside an epoch (`chunk_schedule.py`: a worker takes
+whatever chunk or dropout draw is ready, so one slowed by another process holds up only its own
+block); masks run their own number of steps per epoch. Results do not depend on the number of
+threads or the order the work ran in. For linear probes a chunk of steps is one TorchScript call
 (`fused_steps.py`: the same operations, bit-identical), which takes the interpreter lock once
 instead of at every operation, so the workers do not wait on each other.
 
@@ -20,7 +22,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import partial
-from typing import Any
 
 import numpy as np
 import polars as pl
@@ -29,6 +30,7 @@ from jaxtyping import Float, Int, Shaped
 from torch import Tensor
 from tqdm.auto import tqdm
 
+from probes.chunk_schedule import ChunkSchedule, Draw, Task
 from probes.config import TrainConfig
 from probes.control import control_labels
 from probes.errors import ProbeConfigError, ProbeInputError
@@ -55,6 +57,7 @@ from probes.streams import DropoutStreams, RowStreams
 from probes.workers import WorkerPool, resolve_threads, worker_pool
 
 STEP_CHUNK = 16  # steps a worker runs on one block before the next hand-out (not results)
+RING = 4  # dropout draw slots per (mask, seed): a block may run RING - 1 chunks ahead (not results)
 SITE_GROUP_MAX = 8  # sites per block at most (its input buffer stays a few MB; not results)
 
 
@@ -173,6 +176,7 @@ class _Sweep:
             config.batch_size,
             dim,
             STEP_CHUNK,
+            RING,
             device,
         )
         self.probes = _make_probes(grid, layout, dim, head.outputs).to(device)
@@ -216,8 +220,9 @@ class _Sweep:
         seed_ix = torch.arange(n_seeds, device=self.x.device)[None, :, None]
         by_item = self.targets.movedim(2, 0)  # [item, seed, variant, *label]
         streams = self.streams.n_streams
-        seeds = [(m, s) for m in range(len(self.plan.sizes)) for s in range(n_seeds)]
         epochs = tqdm(range(self.config.epochs), disable=not progress, desc="probes", unit="epoch")
+        chunks = [math.ceil(steps / STEP_CHUNK) for steps in self.streams.steps]
+        masks = [m for m, _ in self.blocks]
         for epoch in epochs:
             rows, weight = self.streams.epoch()
             expanded = rows.expand(-1, n_seeds, -1) if streams == 1 else rows
@@ -225,37 +230,19 @@ class _Sweep:
             if self.fused is None or not self.fused.class_ids:
                 targets = self.head.encode(targets)  # [mask, seed, row, var, out]
             targets = targets.movedim(2, -1).contiguous()  # [mask, seed, var, (out,) row]
-            starts = range(0, self.streams.steps[0], STEP_CHUNK)
-            pool.map(self._keep, [(0, m, s, 0) for m, s in seeds])
-            for chunk, start in enumerate(starts):
-                # this chunk's steps, and the next chunk's dropout draws into the other slot
-                work: list[tuple[int, int, int, int] | Block] = [
-                    blk for blk in self.blocks if self.streams.steps[blk[0]] > start
-                ]
-                following = start + STEP_CHUNK
-                work += [
-                    ((chunk + 1) % 2, m, s, following)
-                    for m, s in seeds
-                    if self.streams.steps[m] > following
-                ]
-                job = partial(
-                    self._job,
-                    epoch=epoch,
-                    start=start,
-                    slot=chunk % 2,
-                    rows=rows,
-                    weight=weight,
-                    targets=targets,
-                )
-                pool.map(job, work)
+            schedule = ChunkSchedule(masks, chunks, n_seeds, RING)
+            task = partial(self._task, epoch=epoch, rows=rows, weight=weight, targets=targets)
+            pool.drain(schedule, task, width=len(self.blocks))
             self.probes.keep_best(self.evaluator.select(epoch, pool))
 
-    def _job(self, item: tuple[int, int, int, int] | Block, **steps: Any) -> None:
-        """A block's steps, or a (slot, mask, seed, start) dropout draw."""
-        if len(item) == 4:
-            self._keep(item)  # type: ignore[arg-type]
+    def _task(self, task: Task, epoch: int, rows: Tensor, weight: Tensor, targets: Tensor) -> None:
+        """A (mask, seed)'s dropout draws for a chunk, or a block's chunk of steps."""
+        start = task.chunk * STEP_CHUNK
+        if isinstance(task, Draw):
+            self._keep((task.chunk % RING, task.mask, task.seed, start))
         else:
-            self._steps(item, **steps)  # type: ignore[arg-type]
+            block, slot = self.blocks[task.block], task.chunk % RING
+            self._steps(block, epoch, start, slot, rows, weight, targets)
 
     def _keep(self, draw: tuple[int, int, int, int]) -> None:
         """Draw the dropout keep masks of (mask, seed) for steps `start..` into `slot`."""

@@ -19,12 +19,13 @@ intra-op threads are set to 1 and the caller's setting is restored afterwards.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from typing import TypeVar
 
 import torch
 
+from probes.chunk_schedule import ChunkSchedule, Task
 from probes.errors import ProbeConfigError
 
 T = TypeVar("T")
@@ -53,6 +54,38 @@ class WorkerPool:
             finally:
                 torch.set_num_threads(1)
         return list(self.executor.map(fn, chosen))
+
+    def drain(self, schedule: ChunkSchedule, run: Callable[[Task], object], width: int) -> None:
+        """Run every task of `schedule` (`run(task)`) on up to `width` workers (the tasks that
+        can run at once: more workers would wait), each taking the next ready task itself, with
+        no barrier between tasks. Below two such workers, the calling thread runs them all with
+        `workers` intra-op threads (as `map` does for a lone block)."""
+        n = min(self.workers, width)
+
+        def loop() -> None:
+            while (task := schedule.take()) is not None:
+                try:
+                    run(task)
+                except BaseException as error:
+                    schedule.fail(error)
+                    raise
+                schedule.done(task)
+
+        if self.executor is None or n < 2:
+            torch.set_num_threads(self.workers)
+            try:
+                loop()
+            finally:
+                torch.set_num_threads(1)
+            return
+        futures = [self.executor.submit(loop) for _ in range(n)]
+        try:
+            for future in futures:
+                future.result()
+        except BaseException as error:  # a task failed, or Ctrl-C here: stop the others first
+            schedule.fail(error)
+            wait(futures)
+            raise
 
 
 def resolve_threads(threads: int | None) -> int:

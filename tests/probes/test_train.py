@@ -12,6 +12,7 @@ from sklearn.metrics import accuracy_score, f1_score
 
 from probes import ProbeGrid, TrainConfig, fit_probes, random_splits
 from probes.inputs import type_ids
+from probes.train import RING, STEP_CHUNK
 from tests.probes.conftest import Synthetic, make_synthetic
 from tests.probes.reference import train_reference_probe
 
@@ -79,16 +80,26 @@ def test_mlp_grid_equals_each_probe_alone() -> None:
     assert assert_probes_match_alone(data, grid, TrainConfig(epochs=2, batch_size=16), 12) == 8
 
 
-@pytest.mark.parametrize(("control", "fraction"), [(False, 1.0), (True, 0.5)])
+@pytest.mark.parametrize(
+    ("control", "fraction", "batch_size", "whole_grid"),
+    [(False, 1.0, 16, False), (True, 0.5, 16, False), (False, 1.0, 2, True), (True, 0.5, 1, True)],
+    ids=["task", "control-half", "task-in-a-grid-of-chunks", "control-half-in-a-grid-of-chunks"],
+)
 def test_one_probe_equals_textbook_training(
-    synthetic: Synthetic, control: bool, fraction: float
+    synthetic: Synthetic, control: bool, fraction: float, batch_size: int, whole_grid: bool
 ) -> None:
-    """Autograd, torch.optim.AdamW + LambdaLR and sklearn's macro-F1 give the same probe."""
+    """Autograd, torch.optim.AdamW + LambdaLR and sklearn's macro-F1 give the same probe; also
+    one probe of a whole grid trained by two workers over several chunks of steps per epoch
+    (dropout masks drawn ahead into a ring of slots while other chunks train)."""
     n = synthetic.feats.shape[0]
     splits = random_splits(n, seed=3)
-    config = TrainConfig(epochs=4, batch_size=16)
+    config = TrainConfig(epochs=4, batch_size=batch_size, threads=2 if whole_grid else None)
     grid = ProbeGrid(
-        seeds=[5], task=not control, control=control, sites=[2], train_fractions=(fraction,)
+        seeds=[5, 6] if whole_grid else [5],
+        task=whole_grid or not control,
+        control=whole_grid or control,
+        sites=None if whole_grid else [2],
+        train_fractions=(fraction,),
     )
     res = fit_probes(
         synthetic.feats,
@@ -99,6 +110,9 @@ def test_one_probe_equals_textbook_training(
         keys=synthetic.keys,
         progress=False,
     )
+    variant = "control" if control else "task"
+    row = res.probes.filter(site=2, seed=5, variant=variant)
+    p = int(row["probe"][0])
     ref = train_reference_probe(
         synthetic.feats[:, 2],
         synthetic.labels,
@@ -109,13 +123,15 @@ def test_one_probe_equals_textbook_training(
         config=config,
         type_ids=type_ids(synthetic.keys, n),
     )
-    torch.testing.assert_close(res.coef_[0], ref["coef"].T, atol=1e-5, rtol=1e-5)
-    torch.testing.assert_close(res.intercept_[0], ref["intercept"], atol=1e-5, rtol=1e-5)
-    assert res.probes["best_epoch"][0] == ref["best_epoch"]
+    steps = -(-round(fraction * int((splits.codes() == 0).sum())) // batch_size)
+    assert steps > RING * STEP_CHUNK or not whole_grid  # the draw slots are reused in an epoch
+    torch.testing.assert_close(res.coef_[p], ref["coef"].T, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(res.intercept_[p], ref["intercept"], atol=1e-5, rtol=1e-5)
+    assert row["best_epoch"][0] == ref["best_epoch"]
     test = splits.test
     pred = (synthetic.feats[test, 2] @ ref["coef"] + ref["intercept"]).argmax(-1).numpy()
     truth = ref["y"][test].numpy()
-    scores = res.table().filter(split="test")
+    scores = res.table().filter(split="test", site=2, seed=5, variant=variant)
     got = dict(zip(scores["metric"], scores["value"]))
     assert got["accuracy"] == pytest.approx(accuracy_score(truth, pred))
     assert got["macro_f1"] == pytest.approx(f1_score(truth, pred, average="macro"))
