@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from internals import SpanItem
 from internals.backends.base import ModelBatch
 from internals.batching import collate
@@ -35,6 +37,40 @@ def median_of(fn: Callable[[], object], rounds: int = 3) -> float:
         fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def interleaved(fns: Sequence[Callable[[], object]], rounds: int = 5) -> list[list[float]]:
+    """Wall times of every function over `rounds` rounds, each round calling them in turn (after
+    one warm-up call each), so drift in the machine's speed hits them alike. Compare `min`s
+    (the best of several repeats) and medians."""
+    for fn in fns:
+        fn()
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(rounds):
+        for fn, out in zip(fns, times):
+            start = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - start)
+    return times
+
+
+def ratio_line(ours: list[float], bare: list[float]) -> str:
+    """`best x (median y)` of ours against bare."""
+    best = min(ours) / min(bare)
+    middle = statistics.median(ours) / statistics.median(bare)
+    return f"{best:.3f}x bare (median of rounds {middle:.3f}x)"
+
+
+def plain_model(spec: str) -> Any:
+    """The subject's model loaded again as plain Hugging Face code (no hooks, no wrappers): the
+    bare forward a user without lingprobe runs."""
+    import transformers
+
+    from internals.packaged import packaged_path
+
+    folder = packaged_path(spec)
+    assert folder is not None, f"{spec} is not installed"
+    return transformers.AutoModel.from_pretrained(folder, dtype=torch.float32).eval()
 
 
 def load() -> str:
