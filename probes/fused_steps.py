@@ -25,36 +25,39 @@ HEAD_CODES: dict[str, int] = {"classification": 0, "multilabel": 1, "regression"
 
 # TorchScript source (not Python: compiled by torch.jit). Per step, exactly the operations of
 # `_Sweep._steps` + `LinearProbes.forward/backward` + the head's `grad` + torch's fused AdamW
-# (`torch.optim.adamw` with fused=True: the step counters + 1, then `_fused_adamw_`). For
-# classification `targets` holds class ids `[seed, variant, row]` (no one-hot copy of every
-# epoch's rows); other heads get the encoded `[seed, variant, out, row]`.
+# (`torch.optim.adamw` with fused=True: the step counters + 1, then `_fused_adamw_`). `inputs`
+# holds every seed's rows at the sites the block covers; its units start at `offset`. `targets`
+# and `weight` are the block's units' for the chunk's rows: for classification class ids
+# `[unit, variant, row]` (no one-hot copy of every epoch's rows); other heads get the encoded
+# `[unit, variant, out, row]`.
 SOURCE = """
 def linear_chunk(
     flat: Tensor, rows: Tensor, keep: Tensor, inputs: Tensor,
     coef: Tensor, intercept: Tensor, grad_coef: Tensor, grad_intercept: Tensor,
     targets: Tensor, weight: Tensor,
     exp_avg: List[Tensor], exp_avg_sq: List[Tensor], state_steps: List[Tensor],
-    first: int, lrs: List[float], width: int, n_var: int, head: int, outputs: int,
+    first: int, lrs: List[float], width: int, offset: int, n_var: int, head: int, outputs: int,
     beta1: float, beta2: float, weight_decay: float, eps: float,
 ):
     n_streams, b, dim = rows.shape[0], keep.shape[2], inputs.shape[3]
-    x = inputs.view(-1, b, dim)
+    n_units = coef.shape[0]
+    x = inputs.view(-1, b, dim).narrow(0, offset, n_units)
     for i in range(len(lrs)):
         lo = (first + i) * b
-        hi = lo + b
-        gathered = flat.index_select(0, rows[:, lo:hi].reshape(-1))
+        gathered = flat.index_select(0, rows[:, lo:lo + b].reshape(-1))
         gathered = gathered.view(n_streams, b, width, dim).permute(2, 0, 1, 3)
         torch.mul(gathered, keep[:, i], out=inputs)
         logits = torch.bmm(coef.to(x.dtype), x.transpose(1, 2))
         logits = logits.float().add_(intercept.unsqueeze(-1))
-        shaped = logits.view(width, -1, n_var, logits.shape[1] // n_var, b)
-        w = weight[:, lo:hi].unsqueeze(1).unsqueeze(1)
+        shaped = logits.view(n_units, n_var, logits.shape[1] // n_var, b)
+        mine = i * b
+        w = weight[:, mine:mine + b].unsqueeze(1).unsqueeze(1)
         if head == 0:  # targets: class ids; p - one_hot as p + (-1) at the class, the same floats
-            index = targets[:, :, lo:hi].unsqueeze(2).unsqueeze(0).expand(width, -1, -1, -1, -1)
+            index = targets[:, :, mine:mine + b].unsqueeze(2)
             minus = torch.full(index.shape, -1.0, dtype=shaped.dtype)
-            grad = torch.softmax(shaped, dim=-2).scatter_add_(3, index, minus).mul_(w)
+            grad = torch.softmax(shaped, dim=-2).scatter_add_(2, index, minus).mul_(w)
         else:
-            encoded = targets[:, :, :, lo:hi]
+            encoded = targets[:, :, :, mine:mine + b]
             if head == 1:
                 grad = torch.sigmoid(shaped).sub_(encoded).mul_(w / outputs)
             else:
@@ -112,9 +115,11 @@ class FusedChunk:
         weight: Tensor,
         steps: range,
         taken: int,
+        offset: int,
     ) -> None:
         """Steps `steps` of a block. inputs: (flat features, the mask's rows, keep masks, input
-        buffer); targets and weight: the mask's; taken: the mask's updates before this epoch."""
+        buffer, whose units start at `offset`); targets and weight: the block's units' for these
+        steps' rows; taken: the mask's updates before this epoch."""
         probes, opt, c = self.probes, self.opt, self.config
         exp_avg, exp_avg_sq, counters = opt.moments(block)
         self.run(
@@ -123,7 +128,7 @@ class FusedChunk:
             *(probes.fused(probes.grads[n], block) for n in ("coef", "intercept")),
             *(targets, weight, exp_avg, exp_avg_sq, counters, steps.start),
             [opt.lr(block[0], taken + step) for step in steps],
-            *(block[1].stop - block[1].start, probes.layout.shape[3]),
+            *(inputs[3].shape[0], offset, probes.layout.shape[3]),
             *(HEAD_CODES[self.head.kind], self.head.outputs),
             *(c.betas[0], c.betas[1], c.weight_decay, c.eps),
         )

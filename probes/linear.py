@@ -3,7 +3,7 @@
 Training layout: every tensor is `[mask, site, seed, variant, *per-probe shape]`, weights stored
 output-major (`[out, in]`, as `nn.Linear`) and activations feature-major (`[out, batch]`), the
 faster orientation for these skinny GEMMs. Training works in blocks of one mask and a range of
-sites, whose slice `[site, seed, variant, ...]` is contiguous: all seeds of a site in one block.
+(site, seed) units, whose slice of `[site * seed, variant, ...]` is contiguous.
 The variants of a (mask, site, seed) read the same input rows, so their first layer is one GEMM,
 `[variants * out, dim] @ [dim, batch]`, and all (site, seed) pairs of a block are one batched
 matmul. Each output row is its own dot product and bias and AdamW are elementwise, so fusing
@@ -24,7 +24,8 @@ from torch import Tensor
 from probes.grid import ProbeLayout
 from probes.streams import keyed_generator
 
-Block = tuple[int, slice]  # (mask, sites): one unit of training work, every seed of those sites
+# (mask, units): one block of training work, the (site, seed) pairs `site * seeds + seed` in a range
+Block = tuple[int, slice]
 
 
 @dataclass(frozen=True)
@@ -86,19 +87,24 @@ class BatchedProbes:
         return out
 
     @staticmethod
+    def units(t: Tensor, block: Block) -> Tensor:
+        """A training-layout tensor's block (mask, units) as `[unit, variant, ...]` (a view:
+        `[site, seed]` flattened, then the block's range)."""
+        m, units = block
+        return t[m].flatten(0, 1)[units]
+
+    @staticmethod
     def fused(t: Tensor, block: Block) -> Tensor:
-        """A training-layout tensor's block (mask, sites) as `[site * seed, variant * out, ...]`
-        (a view: the variants stacked along the output)."""
-        m, sites = block
-        t = t[m, sites]
-        return t.view(t.shape[0] * t.shape[1], t.shape[2] * t.shape[3], *t.shape[4:])
+        """A block as `[unit, variant * out, ...]` (a view: the variants stacked along the
+        output)."""
+        t = BatchedProbes.units(t, block)
+        return t.view(t.shape[0], t.shape[1] * t.shape[2], *t.shape[3:])
 
     @staticmethod
     def per_probe(t: Tensor, block: Block) -> Tensor:
-        """A training-layout tensor's block as `[site * seed * variant, out, ...]` (a view)."""
-        m, sites = block
-        t = t[m, sites]
-        return t.view(t.shape[0] * t.shape[1] * t.shape[2], *t.shape[3:])
+        """A block as `[unit * variant, out, ...]` (a view)."""
+        t = BatchedProbes.units(t, block)
+        return t.view(t.shape[0] * t.shape[1], *t.shape[2:])
 
     def forward(
         self, block: Block, x: Float[Tensor, "group batch dim"]

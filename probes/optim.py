@@ -1,4 +1,4 @@
-"""AdamW over the blocks of a grid: one (mask, sites) slice of every parameter at a time.
+"""AdamW over the blocks of a grid: one (mask, units) slice of every parameter at a time.
 
 Masks run different numbers of steps, so each mask's slice is its own AdamW problem with its own
 step count and learning rate; each block keeps its own step counter, so blocks can be updated by
@@ -13,7 +13,7 @@ from torch import Tensor
 from torch.optim.adamw import adamw
 
 from probes.config import TrainConfig
-from probes.linear import Block
+from probes.linear import BatchedProbes, Block
 
 
 class MaskedAdamW:
@@ -45,29 +45,28 @@ class MaskedAdamW:
     def moments(self, block: Block) -> tuple[list[Tensor], list[Tensor], list[Tensor]]:
         """A block's first and second moments (views) and its step counters, for a caller that
         runs torch's fused AdamW kernel itself (`probes.fused_steps`)."""
-        m, sites = block
         return (
-            [e[m, sites] for e in self.exp_avg],
-            [e[m, sites] for e in self.exp_avg_sq],
+            [BatchedProbes.units(e, block) for e in self.exp_avg],
+            [BatchedProbes.units(e, block) for e in self.exp_avg_sq],
             self.state_steps[_key(block)],
         )
 
     def step(self, block: Block, taken: int) -> None:
-        """Update a block (mask, sites) from its gradients in `grads`; `taken`: the mask's
+        """Update a block (mask, units) from its gradients in `grads`; `taken`: the mask's
         updates so far (its place in the learning-rate schedule)."""
-        c, (m, sites) = self.config, block
+        c, units = self.config, BatchedProbes.units
         adamw(
-            [p[m, sites] for p in self.params],
-            [g[m, sites] for g in self.grads],
-            [e[m, sites] for e in self.exp_avg],
-            [e[m, sites] for e in self.exp_avg_sq],
+            [units(p, block) for p in self.params],
+            [units(g, block) for g in self.grads],
+            [units(e, block) for e in self.exp_avg],
+            [units(e, block) for e in self.exp_avg_sq],
             [],
             self.state_steps[_key(block)],
             fused=self.fused,
             amsgrad=False,
             beta1=c.betas[0],
             beta2=c.betas[1],
-            lr=self.lr(m, taken),
+            lr=self.lr(block[0], taken),
             weight_decay=c.weight_decay,
             eps=c.eps,
             maximize=False,
@@ -75,5 +74,5 @@ class MaskedAdamW:
 
 
 def _key(block: Block) -> tuple[int, int]:
-    m, sites = block
-    return (m, sites.start or 0)
+    m, units = block
+    return (m, units.start or 0)

@@ -1,10 +1,11 @@
 """The minibatch AdamW grid trainer: every probe of a grid trained in one loop (Holmes protocol).
 
-The work is cut into blocks of one mask and a group of sites (`site_groups`), with every seed:
-a block gathers each seed's batch rows for its sites; each seed's dropout mask (drawn ahead for a
-chunk of steps) multiplies them for all its sites and variants; one batched matmul computes the
-logits of the block's probes (variants fused along the output axis, see `linear.py`); the
-gradient is written by hand (no autograd) and one fused AdamW step updates them. Blocks are
+The work is cut into blocks of one mask and a range of (site, seed) units (`unit_groups`): a
+block gathers each seed's batch rows for the sites it covers; each seed's dropout mask (drawn
+ahead for a chunk of steps) multiplies them for all its sites and variants; one batched matmul
+computes the logits of the block's probes (variants fused along the output axis, see
+`linear.py`); the gradient is written by hand (no autograd) and one fused AdamW step updates
+them. Blocks are
 independent, so the worker threads (`workers.py`) take them `STEP_CHUNK` steps at a time, each
 with one intra-op thread, with no barrier inside an epoch (`chunk_schedule.py`: a worker takes
 whatever chunk or dropout draw is ready, so one slowed by another process holds up only its own
@@ -19,6 +20,7 @@ training it alone (a one-probe grid) with the same seed, up to float reassociati
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from functools import partial
@@ -194,16 +196,17 @@ class _Sweep:
         self.codes, self.target = codes, target
         compute = torch.bfloat16 if config.compute == "bfloat16" else torch.float32
         n_sites, batch = layout.shape[2], config.batch_size
-        groups = site_groups(n_sites, workers)
+        n_seeds = len(layout.seeds)
+        groups = unit_groups(n_sites, n_seeds, workers)
         self.blocks: list[Block] = [(m, g) for m in range(len(self.plan.sizes)) for g in groups]
         self.fused: FusedChunk | None = None  # set by `run`
-        n_seeds = len(layout.seeds)
-        self.inputs = {
+        self.inputs = {  # each block's batch rows of every seed at the sites it covers
             (m, g.start): torch.empty(
-                g.stop - g.start, n_seeds, batch, dim, dtype=compute, device=device
+                _width(covered_sites(g, n_seeds)), n_seeds, batch, dim, dtype=compute, device=device
             )
             for m, g in self.blocks
         }
+        self.unit_seed = torch.arange(n_sites * n_seeds, device=device) % n_seeds
 
     def run(self, progress: bool, pool: WorkerPool) -> None:
         """All epochs: training steps block by block, then the dev selection of each epoch."""
@@ -261,30 +264,38 @@ class _Sweep:
         weight: Tensor,
         targets: Tensor,
     ) -> None:
-        """Steps `start..start + STEP_CHUNK` of a block (mask m, a group of sites, every seed):
-        gather the batches of all seeds for its sites, dropout, logits, gradient and AdamW.
-        Per step: left unannotated."""
-        m, sites = block
+        """Steps `start..start + STEP_CHUNK` of a block (mask m, a range of (site, seed) units):
+        gather the batches of all seeds at the sites it covers, dropout, logits, gradient and
+        AdamW. Per step: left unannotated."""
+        m, units = block
         n_var, b, dim = self.layout.shape[3], self.config.batch_size, self.x.shape[2]
-        width, n_streams = sites.stop - sites.start, self.streams.n_streams
+        n_seeds, n_streams = self.layout.shape[1], self.streams.n_streams
+        sites = covered_sites(units, n_seeds)
+        width, offset = sites.stop - sites.start, units.start - sites.start * n_seeds
         flat = self.x[:, sites].reshape(self.x.shape[0], width * dim)  # a view (rows strided)
-        inputs, steps = self.inputs[(m, sites.start)], self.streams.steps[m]
+        inputs, steps = self.inputs[(m, units.start)], self.streams.steps[m]
         keep = self.dropout.buffer[slot, m]  # [seed, step, batch, dim]
         stop = min(start + STEP_CHUNK, steps)
+        seed = self.unit_seed[units]  # each unit's seed, and its stream of batch rows
+        rows_of = slice(start * b, stop * b)
+        unit_targets = targets[m][..., rows_of].index_select(0, seed)  # [unit, var, (out,) row]
+        unit_weight = weight[m][:, rows_of].index_select(0, seed if n_streams > 1 else 0 * seed)
         if self.fused is not None:  # the same steps as below, in one TorchScript call
             chunk = (flat, rows[m], keep, inputs)
-            self.fused(block, chunk, targets[m], weight[m], range(start, stop), epoch * steps)
+            steps_run = range(start, stop)
+            self.fused(block, chunk, unit_targets, unit_weight, steps_run, epoch * steps, offset)
             return
-        x = inputs.view(-1, b, dim)  # [site * seed, batch, dim]
+        x = inputs.view(-1, b, dim)[offset : offset + units.stop - units.start]  # [unit, b, dim]
         for step in range(start, stop):
-            part = slice(step * b, (step + 1) * b)
+            part = slice(step * b, (step + 1) * b)  # of the epoch's rows
+            mine = slice((step - start) * b, (step - start + 1) * b)  # of this chunk's
             gathered = flat.index_select(0, rows[m, :, part].reshape(-1))
             gathered = gathered.view(n_streams, b, width, dim).permute(2, 0, 1, 3)
             torch.mul(gathered, keep[:, step - start], out=inputs)  # [site, seed, batch, dim]
-            logits, cache = self.probes.forward(block, x)  # [site * seed, variant * out, batch]
-            shaped = logits.view(width, -1, n_var, logits.shape[1] // n_var, b)
-            w = weight[m, :, None, None, part]  # [stream, 1, 1, batch]
-            grad = self.head.grad(shaped, targets[m, ..., part], w)
+            logits, cache = self.probes.forward(block, x)  # [unit, variant * out, batch]
+            shaped = logits.view(x.shape[0], n_var, logits.shape[1] // n_var, b)
+            w = unit_weight[:, None, None, mine]  # [unit, 1, 1, batch]
+            grad = self.head.grad(shaped, unit_targets[..., mine], w)
             self.probes.backward(block, x, cache, grad.view(logits.shape))
             self.opt.step(block, epoch * steps + step)
 
@@ -339,15 +350,27 @@ class _Sweep:
         )
 
 
-def site_groups(n_sites: int, workers: int) -> list[slice]:
-    """Sites per training block: the sites cut into equal groups, as many as the workers (or a
-    multiple of them once a group would pass `SITE_GROUP_MAX`), so the workers get equal work
-    at every step chunk. 13 sites on 2 workers: 7 + 6, which measured 15-20 % faster than the
-    earlier fixed groups of 4 (4 + 4 + 4 + 1: one worker idle for a quarter of each chunk).
-    A probe's numbers do not depend on its block."""
-    n_groups = workers * math.ceil(n_sites / (workers * SITE_GROUP_MAX))
-    size = math.ceil(n_sites / min(n_sites, n_groups))
-    return [slice(a, min(n_sites, a + size)) for a in range(0, n_sites, size)]
+def unit_groups(n_sites: int, n_seeds: int, workers: int) -> list[slice]:
+    """Training blocks as ranges of (site, seed) units, unit = site * n_seeds + seed: the units
+    cut into near-equal contiguous ranges, as many as the workers (or a multiple of them once a
+    range would cover more than `SITE_GROUP_MAX` sites). Every worker gets the same work whatever
+    the number of sites (7 sites x 3 seeds on 2 workers: 11 + 10 units, where groups of whole
+    sites gave 4 + 3 and one worker idle a seventh of the time). A block gathers the rows of every
+    seed at the sites it covers, so a site split between two blocks is gathered twice. A probe's
+    numbers do not depend on its block."""
+    units = n_sites * n_seeds
+    n_groups = min(units, workers * math.ceil(n_sites / (workers * SITE_GROUP_MAX)))
+    bounds = [round(g * units / n_groups) for g in range(n_groups + 1)]
+    return [slice(a, b) for a, b in itertools.pairwise(bounds)]
+
+
+def _width(sites: slice) -> int:
+    return sites.stop - sites.start
+
+
+def covered_sites(units: slice, n_seeds: int) -> slice:
+    """The sites whose units fall in `units` (the first and last may be covered in part)."""
+    return slice(units.start // n_seeds, -(-units.stop // n_seeds))
 
 
 def _site_features(
