@@ -54,7 +54,7 @@ def linear_chunk(
         w = weight[:, mine:mine + b].unsqueeze(1).unsqueeze(1)
         if head == 0:  # targets: class ids; p - one_hot as p + (-1) at the class, the same floats
             index = targets[:, :, mine:mine + b].unsqueeze(2)
-            minus = torch.full(index.shape, -1.0, dtype=shaped.dtype)
+            minus = torch.full(index.shape, -1.0, dtype=shaped.dtype, device=shaped.device)
             grad = torch.softmax(shaped, dim=-2).scatter_add_(2, index, minus).mul_(w)
         else:
             encoded = targets[:, :, :, mine:mine + b]

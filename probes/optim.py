@@ -43,11 +43,12 @@ class MaskedAdamW:
         return self.config.lr * self.config.lr_factor(taken, self.total[mask])
 
     def moments(self, block: Block) -> tuple[list[Tensor], list[Tensor], list[Tensor]]:
-        """A block's first and second moments (views) and its step counters, for a caller that
-        runs torch's fused AdamW kernel itself (`probes.fused_steps`)."""
+        """A block's first and second moments and its step counters, for a caller that runs
+        torch's fused AdamW kernel itself (`probes.fused_steps`); the moments are shaped as
+        `BatchedProbes.fused` shapes the parameters (CUDA's kernel wants equal shapes)."""
         return (
-            [BatchedProbes.units(e, block) for e in self.exp_avg],
-            [BatchedProbes.units(e, block) for e in self.exp_avg_sq],
+            [BatchedProbes.fused(e, block) for e in self.exp_avg],
+            [BatchedProbes.fused(e, block) for e in self.exp_avg_sq],
             self.state_steps[_key(block)],
         )
 

@@ -8,6 +8,9 @@ import torch
 import probes.fused_steps
 from probes import MDLBlocks, ProbeGrid, TrainConfig, fit_probes, random_splits
 from probes.fused_steps import linear_chunk
+from probes.linear import LinearProbes
+from probes.optim import MaskedAdamW
+from probes.train import unit_groups
 from tests.probes.conftest import Synthetic, make_synthetic
 
 
@@ -76,3 +79,25 @@ def test_multilabel_and_regression_heads_equal_the_python_loop(
     labels = torch.stack([feats[:, 1, 0] > 0, feats[:, 1, 2] > 0.5, feats[:, 2, 3] < 0], 1)
     grid = ProbeGrid(seeds=(0, 1))
     assert_identical(*fit_both(monkeypatch, feats, labels.long(), grid, config))
+
+
+def test_fused_adamw_gets_parameters_gradients_and_moments_of_one_shape() -> None:
+    """CUDA's fused AdamW kernel refuses tensors of different shapes in one call (the CPU's
+    does not), so the chunk hands it every tensor in the parameters' fused shape."""
+    layout = ProbeGrid(seeds=(0, 1, 2), control=True).layout(5)
+    probes_ = LinearProbes(layout, dim=6, out=4)
+    names = list(probes_.params)
+    blocks = [(0, units) for units in unit_groups(5, 3, 2)]
+    opt = MaskedAdamW(
+        [probes_.params[n] for n in names],
+        [probes_.grads[n] for n in names],
+        [10],
+        TrainConfig(),
+        blocks,
+    )
+    for block in blocks:
+        exp_avg, exp_avg_sq, _ = opt.moments(block)
+        for k, name in enumerate(names):
+            shape = probes_.fused(probes_.params[name], block).shape
+            assert probes_.fused(probes_.grads[name], block).shape == shape
+            assert exp_avg[k].shape == shape and exp_avg_sq[k].shape == shape
