@@ -15,7 +15,7 @@ from internals.pool import TokenSegments
 # Token budgets (padded tokens per batch) when none is given: a CPU gains nothing from larger
 # batches (benchmarks/bench_extract.py), an accelerator wants many tokens in flight. Out-of-memory
 # errors halve a batch and lower the budget (`internals.batch_runner`), so a high default is safe.
-DEFAULT_BATCH_TOKENS = {"cpu": 8192, "cuda": 65536, "mps": 16384, "xpu": 32768}
+DEFAULT_BATCH_TOKENS = {"cpu": 4096, "cuda": 65536, "mps": 16384, "xpu": 32768}
 # The planner charges each batch as many padded tokens as 1/BATCH_COST_SHARE of a full budget:
 # the fixed cost of a forward call (hooks, kernel launches) that fewer, fuller batches save.
 BATCH_COST_SHARE = 64

@@ -21,7 +21,7 @@ from probes.predictions import TestPredictions
 from probes.splits import DEV, SPLIT_NAMES, TEST, TRAIN
 from probes.workers import WorkerPool
 
-CHUNK_BYTES = 1 << 28  # bound on one evaluation chunk's activations (memory, not results)
+CHUNK_BYTES = 1 << 24  # bound on one evaluation chunk's activations (memory, not results)
 EVAL_ROWS_MIN = 256  # smallest chunk cut to share evaluation between workers (not results)
 T = TypeVar("T")
 

@@ -24,13 +24,17 @@ def confusion_matrices(
     num_classes: int,
     include: Bool[Tensor, "probe item"] | None = None,
 ) -> Int[Tensor, "probe class class"]:
-    """Counts `[probe, true class, predicted class]` over the included items."""
+    """Counts `[probe, true class, predicted class]` over the included items (one bincount over
+    `probe*K*K + true*K + pred`, built in place in one index tensor; excluded items go to a
+    spare bin instead of being copied out)."""
     p, k = pred.shape[0], num_classes
-    offset = torch.arange(p, device=pred.device)[:, None] * (k * k)
-    flat = offset + true * k + pred
+    flat = true.to(torch.int64) * k
+    flat += pred
+    flat += torch.arange(p, device=pred.device)[:, None] * (k * k)
     if include is not None:
-        flat = flat[include]
-    return torch.bincount(flat.reshape(-1), minlength=p * k * k).view(p, k, k)
+        flat.masked_fill_(~include, p * k * k)
+    counts = torch.bincount(flat.reshape(-1), minlength=p * k * k + 1)
+    return counts[: p * k * k].view(p, k, k)
 
 
 def accuracy(conf: Int[Tensor, "probe class class"]) -> Float[Tensor, " probe"]:

@@ -158,7 +158,11 @@ def score_subject(
         progress=progress,
     )
     test_rows = torch.nonzero(task.splits == 2).squeeze(1)
-    predictions = run.results.predict(feats, test_rows)
+    kept = run.results.test  # the fit's own test predictions: no second pass over the features
+    if kept is not None and torch.equal(kept.items, test_rows):
+        predictions = kept.pred.long() if task.target_type == "classification" else kept.pred
+    else:
+        predictions = run.results.predict(feats, test_rows)
     del feats  # one subject's features at a time (see run_edge)
     truth = task.targets[test_rows]
     subsets = {ORIGINAL: torch.ones(len(test_rows), dtype=torch.bool)}
