@@ -235,7 +235,7 @@ class _Sweep:
             targets = targets.movedim(2, -1).contiguous()  # [mask, seed, var, (out,) row]
             schedule = ChunkSchedule(masks, chunks, n_seeds, RING)
             task = partial(self._task, epoch=epoch, rows=rows, weight=weight, targets=targets)
-            pool.drain(schedule, task, width=len(self.blocks))
+            pool.drain(schedule, task, width=len(self.blocks) + len(chunks) * n_seeds)
             self.probes.keep_best(self.evaluator.select(epoch, pool))
 
     def _task(self, task: Task, epoch: int, rows: Tensor, weight: Tensor, targets: Tensor) -> None:
@@ -356,10 +356,11 @@ def unit_groups(n_sites: int, n_seeds: int, workers: int) -> list[slice]:
     range would cover more than `SITE_GROUP_MAX` sites). Every worker gets the same work whatever
     the number of sites (7 sites x 3 seeds on 2 workers: 11 + 10 units, where groups of whole
     sites gave 4 + 3 and one worker idle a seventh of the time). A block gathers the rows of every
-    seed at the sites it covers, so a site split between two blocks is gathered twice. A probe's
-    numbers do not depend on its block."""
+    seed at the sites it covers, so a site split between two blocks is gathered twice: there are
+    never more blocks than sites (one site: one block, which the workers' intra-op threads
+    share). A probe's numbers do not depend on its block."""
     units = n_sites * n_seeds
-    n_groups = min(units, workers * math.ceil(n_sites / (workers * SITE_GROUP_MAX)))
+    n_groups = min(n_sites, workers * math.ceil(n_sites / (workers * SITE_GROUP_MAX)))
     bounds = [round(g * units / n_groups) for g in range(n_groups + 1)]
     return [slice(a, b) for a, b in itertools.pairwise(bounds)]
 

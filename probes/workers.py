@@ -57,9 +57,10 @@ class WorkerPool:
 
     def drain(self, schedule: ChunkSchedule, run: Callable[[Task], object], width: int) -> None:
         """Run every task of `schedule` (`run(task)`) on up to `width` workers (the tasks that
-        can run at once: more workers would wait), each taking the next ready task itself, with
-        no barrier between tasks. Below two such workers, the calling thread runs them all with
-        `workers` intra-op threads (as `map` does for a lone block)."""
+        can run at once, e.g. blocks plus dropout streams: more workers would wait), each taking
+        the next ready task itself, with no barrier between tasks. Below two such workers, the
+        calling thread runs them all with `workers` intra-op threads (as `map` does for a lone
+        block)."""
         n = min(self.workers, width)
 
         def loop() -> None:
