@@ -22,7 +22,7 @@ from internals.batching import (
 from internals.packaged import MINILM, SMOLLM2, packaged_path
 
 N_SENTENCES = 128
-BUDGETS = (2048, 8192, 32768)
+BUDGETS = sorted({2048, DEFAULT_BATCH_TOKENS["cpu"], 8192, 32768})
 
 
 def waste(lengths: np.ndarray, batches: list[np.ndarray]) -> float:
@@ -69,7 +69,8 @@ def test_smollm2_token_budget_vs_fixed_batches(benchmark):
     )
     print(f"  fixed 64-text batches      {t_fixed:7.2f} s")
     for budget, seconds in timed.items():
-        print(f"  token budget {budget:<6}       {seconds:7.2f} s   {t_fixed / seconds:.2f}x fixed")
+        mark = " (default)" if budget == default else ""
+        print(f"  token budget {budget:<6}       {seconds:7.2f} s   {t_fixed / seconds:.2f}x fixed{mark}")
     fixed, budget = memory["fixed"], memory["budget"]
     print(
         f"  peak RSS increase, fresh process: fixed {fixed['peak_mib']:.0f} MiB"

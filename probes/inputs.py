@@ -17,6 +17,7 @@ from probes.errors import ClassAbsentFromTrainWarning, ProbeInputError
 from probes.splits import SPLIT_NAMES, TRAIN
 
 TargetKind = Literal["classification", "multilabel", "regression"]
+CHECK_BYTES = 1 << 26  # bytes of features checked per block by `check_features`
 
 
 @dataclass(frozen=True)
@@ -40,15 +41,21 @@ def check_features(feats: Tensor, name: str = "feats", ndim: int = 3) -> None:
             f"{name}: got {shape}; give a floating torch tensor with {ndim} axes"
             f" ({'item site dim' if ndim == 3 else 'site item dim'})."
         )
-    # One cheap pass first (NaN and inf survive a sum); the exact check only when it fails.
-    wide = torch.float32 if feats.dtype in (torch.float16, torch.bfloat16) else None
-    if bool(torch.isfinite(feats.sum(dim=tuple(range(1, ndim)), dtype=wide)).all()):
-        return
-    finite = torch.isfinite(feats)
-    if not bool(finite.all()):
-        first = tuple(int(i) for i in (~finite).nonzero()[0])
+    # Per block of rows, one cheap pass first (NaN and inf survive a sum; a half-precision sum
+    # may also overflow), the exact check only where it fails: no copy of the whole features.
+    bad, first = 0, None
+    rows = max(1, CHECK_BYTES // max(1, feats[:1].numel() * feats.element_size()))
+    for start in range(0, feats.shape[0], rows):
+        block = feats[start : start + rows]
+        if bool(torch.isfinite(block.sum(dim=tuple(range(1, ndim)))).all()):
+            continue
+        wrong = ~torch.isfinite(block)
+        if first is None and bool(wrong.any()):
+            first = (start + int(wrong.nonzero()[0, 0]), *(int(i) for i in wrong.nonzero()[0, 1:]))
+        bad += int(wrong.sum())
+    if bad:
         raise ProbeInputError(
-            f"{name}: {int((~finite).sum())} values are NaN or inf (first at index {first});"
+            f"{name}: {bad} values are NaN or inf (first at index {first});"
             " drop or repair those items before probing."
         )
 

@@ -43,6 +43,17 @@ def test_non_finite_features(synthetic: Synthetic, bad: float) -> None:
         fit(synthetic, feats=feats)
 
 
+def test_non_finite_features_checked_block_by_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks of a few rows: the first bad value and the count are those of the whole tensor,
+    and float16 rows whose sum overflows but whose values are finite pass."""
+    monkeypatch.setattr("probes.inputs.CHECK_BYTES", 3 * 4 * 8 * 2)  # 3 rows per block
+    feats = torch.full((20, 4, 8), 60000.0, dtype=torch.float16)  # every row sums past 65504
+    check_features(feats)
+    feats[10, 2, 5], feats[13, 0, 1], feats[19, 3, 7] = float("nan"), float("inf"), float("nan")
+    with pytest.raises(ProbeInputError, match=r"3 values are NaN or inf \(first at index \(10, 2, 5\)\)"):
+        check_features(feats)
+
+
 def test_features_of_the_wrong_shape_or_type(synthetic: Synthetic) -> None:
     with pytest.raises(ProbeInputError, match="3 axes"):
         check_features(synthetic.feats[:, 0])
