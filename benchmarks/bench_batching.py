@@ -70,7 +70,8 @@ def test_smollm2_token_budget_vs_fixed_batches(benchmark):
     print(f"  fixed 64-text batches      {t_fixed:7.2f} s")
     for budget, seconds in timed.items():
         mark = " (default)" if budget == default else ""
-        print(f"  token budget {budget:<6}       {seconds:7.2f} s   {t_fixed / seconds:.2f}x fixed{mark}")
+        speed = f"{t_fixed / seconds:.2f}x fixed{mark}"
+        print(f"  token budget {budget:<6}       {seconds:7.2f} s   {speed}")
     fixed, budget = memory["fixed"], memory["budget"]
     print(
         f"  peak RSS increase, fresh process: fixed {fixed['peak_mib']:.0f} MiB"

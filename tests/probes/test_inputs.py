@@ -50,7 +50,8 @@ def test_non_finite_features_checked_block_by_block(monkeypatch: pytest.MonkeyPa
     feats = torch.full((20, 4, 8), 60000.0, dtype=torch.float16)  # every row sums past 65504
     check_features(feats)
     feats[10, 2, 5], feats[13, 0, 1], feats[19, 3, 7] = float("nan"), float("inf"), float("nan")
-    with pytest.raises(ProbeInputError, match=r"3 values are NaN or inf \(first at index \(10, 2, 5\)\)"):
+    first = r"3 values are NaN or inf \(first at index \(10, 2, 5\)\)"
+    with pytest.raises(ProbeInputError, match=first):
         check_features(feats)
 
 
