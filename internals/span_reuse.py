@@ -130,11 +130,8 @@ class SpanIndex:
         served = np.asarray((entry >= 0).reshape(wanted.n_items, wanted.width).all(axis=1))
         at = np.nonzero(np.repeat(served, wanted.width))[0]  # the served items' segments
         chosen = entry[at]
-        source, segment = self.source[chosen], self.segment[chosen]
-        width = np.array([s.width for s in self.sources], dtype=np.int64)[source]
-        shard_size = np.array([s.shard_size for s in self.sources], dtype=np.int64)[source]
-        item = segment // width
-        groups = source * (1 << 32) + item // shard_size  # one source shard per group
+        segment = self.segment[chosen]
+        groups, item, width, shard_size = self._shards(chosen)
         for group in np.unique(groups).tolist():
             mine = groups == group
             rows = (
@@ -168,11 +165,7 @@ class SpanIndex:
         self, candidate: np.ndarray, sites: Sequence[Site], known: dict[tuple[int, int], bool]
     ) -> np.ndarray:
         """Whether each candidate's shard exists at every site (file checks, memoised)."""
-        source = self.source[candidate]
-        widths = np.array([s.width for s in self.sources])[source]
-        sizes = np.array([s.shard_size for s in self.sources])[source]
-        groups = source * (1 << 32) + self.segment[candidate] // widths // sizes
-        unique, back = np.unique(groups, return_inverse=True)
+        unique, back = np.unique(self._shards(candidate)[0], return_inverse=True)
         found = np.zeros(len(unique), dtype=bool)
         for k, group in enumerate(unique.tolist()):
             where = (group >> 32, group & 0xFFFFFFFF)
@@ -181,6 +174,15 @@ class SpanIndex:
                 known[where] = all(store.path(s, where[1]).exists() for s in sites)
             found[k] = known[where]
         return found[back.reshape(-1)]
+
+    def _shards(self, entries: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Per sorted entry: its source shard as one number (`source << 32 | shard`), its item
+        in the source list, and that list's segments per item and shard size."""
+        source = self.source[entries]
+        width = np.array([s.width for s in self.sources], dtype=np.int64)[source]
+        shard_size = np.array([s.shard_size for s in self.sources], dtype=np.int64)[source]
+        item = self.segment[entries] // width
+        return source * (1 << 32) + item // shard_size, item, width, shard_size
 
     def _copy(
         self,

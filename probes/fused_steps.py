@@ -15,9 +15,10 @@ from typing import Any
 
 from torch import Tensor
 
+from probes.blocks import Block
 from probes.config import TrainConfig
 from probes.heads import Head
-from probes.linear import BatchedProbes, Block, LinearProbes
+from probes.linear import BatchedProbes, LinearProbes
 from probes.optim import MaskedAdamW
 from probes.torchscript import compiled
 

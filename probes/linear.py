@@ -21,11 +21,9 @@ import torch
 from jaxtyping import Bool, Float
 from torch import Tensor
 
+from probes.blocks import Block
 from probes.grid import ProbeLayout
 from probes.streams import keyed_generator
-
-# (mask, units): one block of training work, the (site, seed) pairs `site * seeds + seed` in a range
-Block = tuple[int, slice]
 
 
 @dataclass(frozen=True)

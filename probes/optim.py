@@ -12,8 +12,9 @@ import torch
 from torch import Tensor
 from torch.optim.adamw import adamw
 
+from probes.blocks import Block
 from probes.config import TrainConfig
-from probes.linear import BatchedProbes, Block
+from probes.linear import BatchedProbes
 
 
 class MaskedAdamW:

@@ -1,18 +1,17 @@
 """The minibatch AdamW grid trainer: every probe of a grid trained in one loop (Holmes protocol).
 
-The work is cut into blocks of one mask and a range of (site, seed) units (`unit_groups`): a
+The work is cut into blocks of one mask and a range of (site, seed) units (`blocks.py`): a
 block gathers each seed's batch rows for the sites it covers; each seed's dropout mask (drawn
 ahead for a chunk of steps) multiplies them for all its sites and variants; one batched matmul
 computes the logits of the block's probes (variants fused along the output axis, see
 `linear.py`); the gradient is written by hand (no autograd) and one fused AdamW step updates
-them. Blocks are
-independent, so the worker threads (`workers.py`) take them `STEP_CHUNK` steps at a time, each
-with one intra-op thread, with no barrier inside an epoch (`chunk_schedule.py`: a worker takes
-whatever chunk or dropout draw is ready, so one slowed by another process holds up only its own
-block); masks run their own number of steps per epoch. Results do not depend on the number of
-threads or the order the work ran in. For linear probes a chunk of steps is one TorchScript call
-(`fused_steps.py`: the same operations, bit-identical), which takes the interpreter lock once
-instead of at every operation, so the workers do not wait on each other.
+them. Blocks are independent, so the worker threads (`workers.py`) take them `STEP_CHUNK` steps
+at a time, each with one intra-op thread, with no barrier inside an epoch (`chunk_schedule.py`:
+a worker takes whatever chunk or dropout draw is ready, so one slowed by another process holds
+up only its own block); masks run their own number of steps per epoch. Results do not depend on
+the number of threads or the order the work ran in. For linear probes a chunk of steps is one
+TorchScript call (`fused_steps.py`: the same operations, bit-identical), which takes the
+interpreter lock once instead of at every operation, so the workers do not wait on each other.
 
 Every random draw is keyed by the probe's identity (`streams.py`), so each probe's outcome equals
 training it alone (a one-probe grid) with the same seed, up to float reassociation.
@@ -20,7 +19,6 @@ training it alone (a one-probe grid) with the same seed, up to float reassociati
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from functools import partial
@@ -32,6 +30,7 @@ from jaxtyping import Float, Int, Shaped
 from torch import Tensor
 from tqdm.auto import tqdm
 
+from probes.blocks import Block, covered_sites, covered_width, unit_groups
 from probes.chunk_schedule import ChunkSchedule, Draw, Task
 from probes.config import TrainConfig
 from probes.control import control_labels
@@ -48,7 +47,7 @@ from probes.inputs import (
     type_ids,
     warn_absent_classes,
 )
-from probes.linear import BatchedProbes, Block, LinearProbes, MLPProbes
+from probes.linear import BatchedProbes, LinearProbes, MLPProbes
 from probes.masks import per_seed, plan_masks
 from probes.mdl import block_bounds, grid_codelengths, uniform_codelength
 from probes.optim import MaskedAdamW
@@ -60,7 +59,6 @@ from probes.workers import WorkerPool, resolve_threads, worker_pool
 
 STEP_CHUNK = 16  # steps a worker runs on one block before the next hand-out (not results)
 RING = 4  # dropout draw slots per (mask, seed): a block may run RING - 1 chunks ahead (not results)
-SITE_GROUP_MAX = 8  # sites per block at most (its input buffer stays a few MB; not results)
 
 
 def fit_probes(
@@ -202,7 +200,7 @@ class _Sweep:
         self.fused: FusedChunk | None = None  # set by `run`
         self.inputs = {  # each block's batch rows of every seed at the sites it covers
             (m, g.start): torch.empty(
-                _width(covered_sites(g, n_seeds)), n_seeds, batch, dim, dtype=compute, device=device
+                covered_width(g, n_seeds), n_seeds, batch, dim, dtype=compute, device=device
             )
             for m, g in self.blocks
         }
@@ -348,30 +346,6 @@ class _Sweep:
                 else "train_fraction"
             ),
         )
-
-
-def unit_groups(n_sites: int, n_seeds: int, workers: int) -> list[slice]:
-    """Training blocks as ranges of (site, seed) units, unit = site * n_seeds + seed: the units
-    cut into near-equal contiguous ranges, as many as the workers (or a multiple of them once a
-    range would cover more than `SITE_GROUP_MAX` sites). Every worker gets the same work whatever
-    the number of sites (7 sites x 3 seeds on 2 workers: 11 + 10 units, where groups of whole
-    sites gave 4 + 3 and one worker idle a seventh of the time). A block gathers the rows of every
-    seed at the sites it covers, so a site split between two blocks is gathered twice: there are
-    never more blocks than sites (one site: one block, which the workers' intra-op threads
-    share). A probe's numbers do not depend on its block."""
-    units = n_sites * n_seeds
-    n_groups = min(n_sites, workers * math.ceil(n_sites / (workers * SITE_GROUP_MAX)))
-    bounds = [round(g * units / n_groups) for g in range(n_groups + 1)]
-    return [slice(a, b) for a, b in itertools.pairwise(bounds)]
-
-
-def _width(sites: slice) -> int:
-    return sites.stop - sites.start
-
-
-def covered_sites(units: slice, n_seeds: int) -> slice:
-    """The sites whose units fall in `units` (the first and last may be covered in part)."""
-    return slice(units.start // n_seeds, -(-units.stop // n_seeds))
 
 
 def _site_features(

@@ -48,12 +48,18 @@ class WorkerPool:
         if self.executor is None:
             return [fn(b) for b in chosen]
         if len(chosen) < self.workers:
-            torch.set_num_threads(self.workers)
-            try:
+            with self._every_thread():
                 return [fn(b) for b in chosen]
-            finally:
-                torch.set_num_threads(1)
         return list(self.executor.map(fn, chosen))
+
+    @contextmanager
+    def _every_thread(self) -> Iterator[None]:
+        """Work on the calling thread with all `workers` intra-op threads (workers run with one)."""
+        torch.set_num_threads(self.workers)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(1)
 
     def drain(self, schedule: ChunkSchedule, run: Callable[[Task], object], width: int) -> None:
         """Run every task of `schedule` (`run(task)`) on up to `width` workers (the tasks that
@@ -73,11 +79,8 @@ class WorkerPool:
                 schedule.done(task)
 
         if self.executor is None or n < 2:
-            torch.set_num_threads(self.workers)
-            try:
+            with self._every_thread():
                 loop()
-            finally:
-                torch.set_num_threads(1)
             return
         futures = [self.executor.submit(loop) for _ in range(n)]
         try:

@@ -7,10 +7,10 @@ import torch
 
 import probes.fused_steps
 from probes import MDLBlocks, ProbeGrid, TrainConfig, fit_probes, random_splits
+from probes.blocks import unit_groups
 from probes.fused_steps import linear_chunk
 from probes.linear import LinearProbes
 from probes.optim import MaskedAdamW
-from probes.train import unit_groups
 from tests.probes.conftest import Synthetic, make_synthetic
 
 
