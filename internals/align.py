@@ -134,16 +134,85 @@ def encode_texts(
         raise TokenizerError(
             f"{type(tokenizer).__name__} returned no offset_mapping; use a fast tokenizer"
         )
+    offsets, special = encoding["offset_mapping"], encoding["special_tokens_mask"]
+    aligned = align_many(texts, spans, offsets, special)
     encoded: list[EncodedText] = []
     for k, text in enumerate(texts):
-        segments = align_text(
-            text,
-            spans[k],
-            encoding["offset_mapping"][k],
-            encoding["special_tokens_mask"][k],
-            item_index=item_index[k],
-            field=fields[k],
-        )
-        prefix, suffix = special_ends(encoding["special_tokens_mask"][k])
+        segments = aligned[k]
+        if segments is None:  # not laid out in order, or a span without tokens: one by one
+            segments = align_text(
+                text,
+                spans[k],
+                offsets[k],
+                special[k],
+                item_index=item_index[k],
+                field=fields[k],
+            )
+        prefix, suffix = special_ends(special[k])
         encoded.append(EncodedText(list(encoding["input_ids"][k]), segments, prefix, suffix))
     return encoded
+
+
+def align_many(
+    texts: Sequence[str],
+    spans: Sequence[Sequence[CharSpan]],
+    offsets: Sequence[Sequence[tuple[int, int]]],
+    special: Sequence[Sequence[int]],
+) -> list[list[np.ndarray] | None]:
+    """`align_text` of every text in a few array operations over all of them: the token
+    positions of each span, or None for a text this cannot settle (the caller then aligns it
+    alone, which also raises its errors).
+
+    Within a text whose usable tokens (not special, not only whitespace) have non-decreasing
+    trimmed starts and ends, the tokens overlapping a span are one run of them: the first whose
+    end passes the span's start up to the last that starts before its end, found by binary
+    search. Texts are laid end to end in one array (each between two non-space sentinels, which
+    keeps the whitespace trimming inside the text) and their character positions keyed by text,
+    so one search serves them all (a text whose tokens are out of order keeps its values within
+    its own stretch of the array, so the search still answers every other text rightly). A text
+    whose tokens are out of order, that has no tokens, or with a span that covers no token is
+    left to `align_text`.
+    """
+    n_texts = len(texts)
+    lengths = np.fromiter((len(t) for t in texts), dtype=np.int64, count=n_texts)
+    n_tokens = np.fromiter((len(o) for o in offsets), dtype=np.int64, count=n_texts)
+    text_of = np.repeat(np.arange(n_texts), n_tokens)
+    off = np.array([pair for row in offsets for pair in row], dtype=np.int64).reshape(-1, 2)
+    flags = np.fromiter((f for row in special for f in row), dtype=bool, count=len(text_of))
+    base = np.cumsum(lengths + 1) - lengths  # where each text starts in "\0t0\0t1\0...\0"
+    joined = "\0" + "\0".join(texts) + "\0"
+    codepoints = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+    space = IS_SPACE[np.minimum(codepoints, len(IS_SPACE) - 1)]
+    index = np.arange(len(space))
+    next_solid = np.minimum.accumulate(np.where(space, len(space), index)[::-1])[::-1]
+    # next_solid[i]: first non-space index >= i; prev_solid_end[i]: 1 + last non-space index < i
+    solid_ends = np.maximum.accumulate(np.where(space, 0, index + 1))
+    prev_solid_end = np.concatenate([[0], solid_ends[:-1]])
+    length = lengths[text_of]
+    at = base[text_of]
+    start = next_solid[at + np.clip(off[:, 0], 0, length)]
+    end = np.maximum(prev_solid_end[at + np.clip(off[:, 1], 0, length)], start)
+    usable = ~flags & (end > start)
+    start, end, owner = start[usable], end[usable], text_of[usable]
+    position = (np.arange(len(text_of)) - np.repeat(np.cumsum(n_tokens) - n_tokens, n_tokens))[
+        usable
+    ]
+    settled = n_tokens > 0
+    disorder = (np.diff(start) < 0) | (np.diff(end) < 0)
+    settled[owner[1:][disorder & (owner[1:] == owner[:-1])]] = False
+    wanted = [list(s) if s else [(0, len(t))] for s, t in zip(spans, texts)]
+    n_spans = np.fromiter((len(w) for w in wanted), dtype=np.int64, count=n_texts)
+    bounds = np.array([b for w in wanted for b in w], dtype=np.int64).reshape(-1, 2)
+    span_base = np.repeat(base, n_spans)
+    first = np.searchsorted(end, span_base + bounds[:, 0], side="right")
+    stop = np.searchsorted(start, span_base + bounds[:, 1], side="left")
+    span_text = np.repeat(np.arange(n_texts), n_spans)
+    outside = (bounds[:, 0] < 0) | (bounds[:, 1] > lengths[span_text])
+    settled[span_text[(stop <= first) | outside]] = False
+    out: list[list[np.ndarray] | None] = []
+    cut = 0
+    for k in range(n_texts):
+        runs = zip(first[cut : cut + n_spans[k]].tolist(), stop[cut : cut + n_spans[k]].tolist())
+        out.append([position[a:b] for a, b in runs] if settled[k] else None)
+        cut += n_spans[k]
+    return out

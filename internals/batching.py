@@ -108,15 +108,14 @@ def _pad(
 
 
 def _segments(texts: list[EncodedText], shifts: list[int], width: int, extra: int) -> TokenSegments:
-    positions, lengths = [], []
-    for row, (text, shift) in enumerate(zip(texts, shifts)):
-        for seg in text.segments:
-            positions.append(row * width + shift + extra + seg)
-            lengths.append(len(seg))
-    return TokenSegments(
-        torch.from_numpy(np.concatenate(positions).astype(np.int64)),
-        torch.tensor(lengths, dtype=torch.long),
+    pieces = [seg for text in texts for seg in text.segments]
+    lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+    per_row = np.fromiter((len(t.segments) for t in texts), dtype=np.int64, count=len(texts))
+    starts = np.arange(len(texts)) * width + np.asarray(shifts, dtype=np.int64) + extra
+    positions = np.concatenate(pieces).astype(np.int64) + np.repeat(
+        np.repeat(starts, per_row), lengths
     )
+    return TokenSegments(torch.from_numpy(positions), torch.from_numpy(lengths))
 
 
 def collate(

@@ -97,7 +97,7 @@ def _offset(name: str, span: object, value: object) -> int:
     )
 
 
-def _check_spans(index: int, name: str, text: str, spans: tuple[CharSpan, ...]) -> None:
+def _check_content(index: int, name: str, text: str) -> None:
     if not text.strip():
         raise ItemError(index, f"{name} is empty or whitespace; give every item a non-empty text")
     try:
@@ -109,6 +109,14 @@ def _check_spans(index: int, name: str, text: str, spans: tuple[CharSpan, ...]) 
             " which no tokenizer can encode; it usually comes from decoding bytes with"
             " errors='surrogateescape': decode the source with errors='replace' or remove it",
         ) from None
+
+
+def _check_spans(
+    index: int, name: str, text: str, spans: tuple[CharSpan, ...], seen: set[str]
+) -> None:
+    if text not in seen:  # a text's own checks once, however many items share it
+        _check_content(index, name, text)
+        seen.add(text)
     for start, end in spans:
         if end <= start:
             raise ItemError(
@@ -145,10 +153,11 @@ def validate_items(items: Sequence[SpanItem]) -> int:
             hint = " (wrap the text: SpanItem(text))" if isinstance(item, str) else ""
             raise ItemError(index, f"expected a SpanItem, got {type(item).__name__}{hint}")
     width = items[0].segments
+    seen: set[str] = set()
     for index, item in enumerate(items):
-        _check_spans(index, "text", item.text, item.spans)
+        _check_spans(index, "text", item.text, item.spans, seen)
         if item.text_pair is not None:
-            _check_spans(index, "text_pair", item.text_pair, item.pair_spans)
+            _check_spans(index, "text_pair", item.text_pair, item.pair_spans, seen)
         elif item.pair_spans:
             raise ItemError(index, "pair_spans given without text_pair; add text_pair")
         if item.segments != width:

@@ -24,6 +24,7 @@ from internals.batching import (
 )
 from internals.content_hash import module_digest
 from internals.errors import TruncationWarning
+from internals.item_rows import ItemRows
 from internals.items import CharSpan, SpanItem
 from internals.layout import ModelLayout
 from internals.placement import input_device
@@ -32,7 +33,7 @@ from internals.reading import Reading
 from internals.sites import Site
 from internals.store import fingerprint
 from internals.subject import Subject
-from internals.text_rows import RowPlan, combine_pieces, plan_rows
+from internals.text_rows import RowPlan, plan_rows
 
 DEFAULT_MAX_LENGTH = 512
 
@@ -169,8 +170,7 @@ class TransformerSubject(Subject):
         """Encode, lay out rows, batch them, run the backend, and reassemble rows in item order."""
         plan, rows = self.plan(items, reading)
         first_piece = plan.first_piece
-        n_pieces = len(plan.pieces.segment)
-        pooled_pieces = torch.empty(n_pieces, len(sites), self.dim)
+        features = ItemRows(plan, rows, len(items), len(sites), self.dim, reading.pool)
         padding = self._padding()
         parts = list(self.layout.parts)
         lengths = [len(row.input_ids) for row in plan.rows]
@@ -180,16 +180,14 @@ class TransformerSubject(Subject):
         def run(batch_rows: np.ndarray) -> None:
             batch = collate([plan.rows[i] for i in batch_rows], padding, parts, self.device)
             pooled = self.backend.pooled(batch, sites, reading.pool)
-            target = torch.from_numpy(
-                np.concatenate(
-                    [
-                        np.arange(first_piece[i], first_piece[i] + len(plan.rows[i].segments))
-                        for i in batch_rows
-                    ]
-                )
+            pieces = np.concatenate(
+                [
+                    np.arange(first_piece[i], first_piece[i] + len(plan.rows[i].segments))
+                    for i in batch_rows
+                ]
             )
-            pooled_pieces[target] = torch.stack(
-                [pooled[site].detach().to("cpu", torch.float32) for site in sites], dim=1
+            features.write(
+                pieces, [pooled[site].detach().to("cpu", torch.float32) for site in sites]
             )
             if progress is not None:
                 progress(
@@ -203,15 +201,7 @@ class TransformerSubject(Subject):
         limit = run_batches(self.batches(lengths), lengths, run)
         if limit is not None and limit < self.batch_tokens:
             self.batch_tokens = limit  # later calls start from what fits
-        pooled_all = combine_pieces(pooled_pieces, plan.pieces, plan.n_segments, reading.pool)
-        width = len(rows) // len(items)
-        in_order = len(rows) == len(pooled_all) and np.array_equal(rows, np.arange(len(rows)))
-        out = pooled_all if in_order else pooled_all[torch.from_numpy(rows)]  # no copy if in order
-        return (
-            out.view(len(items), width, len(sites), self.dim)
-            .transpose(1, 2)
-            .reshape(len(items), len(sites), width * self.dim)
-        )
+        return features.result()
 
 
 def _distinct_texts(items: Sequence[SpanItem]) -> list[str]:
