@@ -60,6 +60,11 @@ class BatchedProbes:
                 group[name] = group[name].to(device)
         return self
 
+    def unit_state_bytes(self) -> int:
+        """Bytes one (site, seed) unit trains with: its parameters of every variant, their
+        gradients and two AdamW moments."""
+        return 4 * sum(p[0, 0, 0].numel() * p.element_size() for p in self.params.values())
+
     def keep_best(self, improved: Bool[Tensor, "mask seed site variant"]) -> None:
         """Copy the current parameters of the improved probes into the best-epoch copies."""
         flags = improved.transpose(1, 2)  # training layout [mask, site, seed, variant]

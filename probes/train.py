@@ -195,7 +195,8 @@ class _Sweep:
         compute = torch.bfloat16 if config.compute == "bfloat16" else torch.float32
         n_sites, batch = layout.shape[2], config.batch_size
         n_seeds = len(layout.seeds)
-        groups = unit_groups(n_sites, n_seeds, workers)
+        state = self.probes.unit_state_bytes() if device.type == "cpu" else 0
+        groups = unit_groups(n_sites, n_seeds, workers, state)
         self.blocks: list[Block] = [(m, g) for m in range(len(self.plan.sizes)) for g in groups]
         self.fused: FusedChunk | None = None  # set by `run`
         self.inputs = {  # each block's batch rows of every seed at the sites it covers

@@ -1,0 +1,41 @@
+"""How the grid trainer cuts (site, seed) units into blocks."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import pytest
+
+from probes.blocks import BLOCK_STATE_MAX, covered_sites, unit_groups
+
+
+@pytest.mark.parametrize(
+    ("sites", "seeds", "workers", "unit_bytes", "expected"),
+    [
+        (7, 3, 2, 0, [10, 11]),  # as many blocks as workers
+        (13, 5, 2, 0, [32, 33]),
+        (13, 5, 2, 209_440, [16, 16, 17, 16]),  # UPOS-sized state: 4 blocks under the cap
+        (7, 3, 2, 492_800, [7, 7, 7]),  # 40 classes: 3 blocks
+        (2, 5, 2, 10**9, [5, 5]),  # never more blocks than sites
+        (1, 4, 2, 0, [4]),
+        (20, 1, 2, 0, [5, 5, 5, 5]),  # over SITE_GROUP_MAX sites per block: a multiple of workers
+    ],
+)
+def test_blocks_cover_every_unit_once_in_near_equal_ranges(
+    sites, seeds, workers, unit_bytes, expected
+):
+    groups = unit_groups(sites, seeds, workers, unit_bytes)
+    assert [g.stop - g.start for g in groups] == expected
+    assert groups[0].start == 0 and groups[-1].stop == sites * seeds
+    assert all(a.stop == b.start for a, b in pairwise(groups))
+
+
+def test_a_block_state_stays_under_the_cap_where_sites_allow():
+    unit_bytes = 300_000
+    for groups in (unit_groups(13, 5, 2, unit_bytes), unit_groups(30, 5, 2, unit_bytes)):
+        assert max(g.stop - g.start for g in groups) * unit_bytes <= BLOCK_STATE_MAX * 1.1
+
+
+def test_covered_sites_of_a_range_that_splits_a_site():
+    assert covered_sites(slice(30, 65), 5) == slice(6, 13)
+    assert covered_sites(slice(0, 32), 5) == slice(0, 7)
