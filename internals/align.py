@@ -19,6 +19,7 @@ from internals.items import CharSpan
 # IS_SPACE[c]: str.isspace() of code point c (every whitespace code point is below 0x3001);
 # the last entry stands for every code point above.
 IS_SPACE = np.array([chr(c).isspace() for c in range(0x3001)] + [False])
+ALIGN_CHUNK_CHARS = 2**20  # characters aligned in one pass: bounds its arrays (not results)
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,9 @@ def encode_texts(
             f"{type(tokenizer).__name__} returned no offset_mapping; use a fast tokenizer"
         )
     offsets, special = encoding["offset_mapping"], encoding["special_tokens_mask"]
-    aligned = align_many(texts, spans, offsets, special)
+    aligned: list[list[np.ndarray] | None] = []
+    for part in _char_chunks([len(t) for t in texts], ALIGN_CHUNK_CHARS):
+        aligned += align_many(texts[part], spans[part], offsets[part], special[part])
     encoded: list[EncodedText] = []
     for k, text in enumerate(texts):
         segments = aligned[k]
@@ -151,6 +154,17 @@ def encode_texts(
         prefix, suffix = special_ends(special[k])
         encoded.append(EncodedText(list(encoding["input_ids"][k]), segments, prefix, suffix))
     return encoded
+
+
+def _char_chunks(lengths: Sequence[int], limit: int) -> list[slice]:
+    """Consecutive ranges of texts of at most `limit` characters together (a longer text alone)."""
+    parts, start, total = [], 0, 0
+    for k, n in enumerate(lengths):
+        if total and total + n > limit:
+            parts.append(slice(start, k))
+            start, total = k, 0
+        total += n
+    return [*parts, slice(start, len(lengths))]
 
 
 def align_many(

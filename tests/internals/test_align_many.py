@@ -82,3 +82,21 @@ def test_real_tokenizations_of_several_texts(request, tokenizer_name):
         assert all(len(a) > 0 for a in got)
     (encoded,) = encode_texts(tokenizer, texts[:1], spans[:1], [0], ["text"], max_length=None)
     assert [a.tolist() for a in encoded.segments] == [a.tolist() for a in many[0]]
+
+
+def test_texts_aligned_in_chunks_of_characters_equal_one_pass(minilm_tokenizer, monkeypatch):
+    import internals.align
+
+    texts = ["The cat sat.", "A much longer sentence, with commas.", "x", "Short one here."]
+    spans = [((4, 7),), ((2, 6), (24, 30)), (), ((0, 5),)]
+    args = (minilm_tokenizer, texts, spans, range(4), ["text"] * 4)
+    whole = encode_texts(*args, max_length=None)
+    monkeypatch.setattr(internals.align, "ALIGN_CHUNK_CHARS", 17)  # [12], [36], [1, 15]
+    assert [len(range(40)[c]) for c in internals.align._char_chunks([12, 36, 1, 15], 17)] == [
+        1,
+        1,
+        2,
+    ]
+    chunked = encode_texts(*args, max_length=None)
+    for a, b in zip(whole, chunked, strict=True):
+        assert [s.tolist() for s in a.segments] == [s.tolist() for s in b.segments]
