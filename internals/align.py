@@ -53,20 +53,30 @@ def require_offsets(tokenizer: Any) -> None:
 
 def _trim(text: str, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Shrink character ranges so they start and end on non-whitespace (empty if all space)."""
-    n = len(text)
-    codepoints = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    start, end, _ = _trim_many([text], np.zeros(len(starts), dtype=np.int64), starts, ends)
+    return start - 1, end - 1  # the text starts at 1, after the leading sentinel
+
+
+def _trim_many(
+    texts: Sequence[str], text_of: np.ndarray, starts: np.ndarray, ends: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`_trim` of ranges of several texts (`text_of`: each range's text), clipped to their text,
+    as positions in the texts laid end to end between non-space sentinels ("\0t0\0t1...\0",
+    which keep the trimming inside each text); also where each text starts there."""
+    lengths = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
+    base = np.cumsum(lengths + 1) - lengths
+    joined = "\0" + "\0".join(texts) + "\0"
+    codepoints = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
     space = IS_SPACE[np.minimum(codepoints, len(IS_SPACE) - 1)]
-    # next_solid[i]: first non-space index >= i; prev_solid_end[i]: 1 + last non-space index < i.
-    index = np.arange(n + 1)
-    solid_pos = np.where(np.append(~space, True), index, n + 1)
-    next_solid = np.minimum.accumulate(solid_pos[::-1])[::-1]
-    last_pos = np.where(np.insert(~space, 0, True), index, -1)
-    prev_solid_end = np.maximum.accumulate(last_pos)
-    starts = np.clip(starts, 0, n)
-    ends = np.clip(ends, 0, n)
-    trimmed_start = next_solid[starts]
-    trimmed_end = prev_solid_end[ends]
-    return trimmed_start, np.maximum(trimmed_end, trimmed_start)
+    # next_solid[i]: first non-space index >= i; prev_solid_end[i]: 1 + last non-space index < i
+    index = np.arange(len(space))
+    next_solid = np.minimum.accumulate(np.where(space, len(space), index)[::-1])[::-1]
+    solid_ends = np.maximum.accumulate(np.where(space, 0, index + 1))
+    prev_solid_end = np.concatenate([[0], solid_ends[:-1]])
+    length, at = lengths[text_of], base[text_of]
+    start = next_solid[at + np.clip(starts, 0, length)]
+    end = np.maximum(prev_solid_end[at + np.clip(ends, 0, length)], start)
+    return start, end, base
 
 
 def align_text(
@@ -193,19 +203,7 @@ def align_many(
     text_of = np.repeat(np.arange(n_texts), n_tokens)
     off = np.array([pair for row in offsets for pair in row], dtype=np.int64).reshape(-1, 2)
     flags = np.fromiter((f for row in special for f in row), dtype=bool, count=len(text_of))
-    base = np.cumsum(lengths + 1) - lengths  # where each text starts in "\0t0\0t1\0...\0"
-    joined = "\0" + "\0".join(texts) + "\0"
-    codepoints = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
-    space = IS_SPACE[np.minimum(codepoints, len(IS_SPACE) - 1)]
-    index = np.arange(len(space))
-    next_solid = np.minimum.accumulate(np.where(space, len(space), index)[::-1])[::-1]
-    # next_solid[i]: first non-space index >= i; prev_solid_end[i]: 1 + last non-space index < i
-    solid_ends = np.maximum.accumulate(np.where(space, 0, index + 1))
-    prev_solid_end = np.concatenate([[0], solid_ends[:-1]])
-    length = lengths[text_of]
-    at = base[text_of]
-    start = next_solid[at + np.clip(off[:, 0], 0, length)]
-    end = np.maximum(prev_solid_end[at + np.clip(off[:, 1], 0, length)], start)
+    start, end, base = _trim_many(texts, text_of, off[:, 0], off[:, 1])
     usable = ~flags & (end > start)
     start, end, owner = start[usable], end[usable], text_of[usable]
     position = (np.arange(len(text_of)) - np.repeat(np.cumsum(n_tokens) - n_tokens, n_tokens))[

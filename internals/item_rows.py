@@ -63,17 +63,12 @@ class ItemRows:
             rank = np.arange(ends[-1]) - np.repeat(ends - asks, asks)
             positions = self.order[np.repeat(self.first[pieces], asks) + rank]
             source = torch.from_numpy(np.repeat(np.arange(len(pieces)), asks))
-        items = torch.from_numpy(positions // self.width)
-        slot = positions % self.width
-        dim = self.out.shape[2] // self.width
-        for w in range(self.width):
-            mine = slot == w
-            chosen = torch.from_numpy(mine)
-            at = items if self.width == 1 else items[chosen]
-            for j, values in enumerate(pooled):
-                rows = values if source is None else values[source]
-                rows = rows if self.width == 1 else rows[chosen]
-                self.out[:, j, w * dim : (w + 1) * dim].index_copy_(0, at, rows)
+        item = torch.from_numpy(positions // self.width)
+        slot = torch.from_numpy(positions % self.width)
+        # [item, site, span, dim]: each position is one (item, span)
+        spans = self.out.view(self.n_items, self.out.shape[1], self.width, -1)
+        for j, values in enumerate(pooled):
+            spans[:, j].index_put_((item, slot), values if source is None else values[source])
 
     def result(self) -> Float[Tensor, "item site width_dim"]:
         """The features, every position written."""

@@ -51,7 +51,8 @@ def check_features(feats: Tensor, name: str = "feats", ndim: int = 3) -> None:
             continue
         wrong = ~torch.isfinite(block)
         if first is None and bool(wrong.any()):
-            first = (start + int(wrong.nonzero()[0, 0]), *(int(i) for i in wrong.nonzero()[0, 1:]))
+            hit = wrong.nonzero()[0].tolist()
+            first = (start + hit[0], *hit[1:])
         bad += int(wrong.sum())
     if bad:
         raise ProbeInputError(
