@@ -18,7 +18,9 @@ An optional preconditioner `M` (a symmetric positive definite approximation of t
 Hessian, applied by `precondition(v, idx)`) replaces the scaled identity that starts the
 two-loop recursion (`H0 = gamma M`, gamma = s.y / y.My of the newest kept pair, Nocedal & Wright
 §7.2): the iterates then follow the preconditioned path, while the objective, the optimum and
-the stopping rule stay the same.
+the stopping rule stay the same. `refresh` replaces M once, at iteration `REFRESH_AT`, with one
+built at the iterates reached by then (the stored pairs stay: they are exact curvature pairs of
+the objective, whatever M is; gamma is recomputed with the new M at the next kept pair).
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ from torch import Tensor
 
 Objective = Callable[[Tensor, Tensor], tuple[Tensor, Tensor]]
 Preconditioner = Callable[[Tensor, Tensor], Tensor]
+Refresh = Callable[[Tensor, Tensor], Preconditioner]
 ARMIJO = 1e-4  # sufficient-decrease constant (Nocedal & Wright, Alg. 3.1)
 CURVATURE = 1e-10  # a pair is kept when s.y > CURVATURE * y.y
+REFRESH_AT = 10  # iteration at which `refresh` rebuilds the preconditioner (see minimize_lbfgs)
 
 
 @dataclass
@@ -77,9 +81,13 @@ def minimize_lbfgs(
     history: int = 10,
     max_ls: int = 30,
     precondition: Preconditioner | None = None,
+    refresh: Refresh | None = None,
+    refresh_at: int = REFRESH_AT,
 ) -> LbfgsResult:
     """Minimise P problems; `fg(x[idx], idx)` returns `(f [len(idx)], grad [len(idx), param])`;
-    `precondition(v[idx], idx)` (optional) returns `M v` for the problems `idx`."""
+    `precondition(v[idx], idx)` (optional) returns `M v` for the problems `idx`; `refresh(x, idx)`
+    (optional) returns a new preconditioner for the problems still running at iteration
+    `refresh_at`, built at their iterates `x`."""
     n_prob, n_par = x0.shape
     dev, dt = x0.device, x0.dtype
     ftol = 64 * torch.finfo(torch.float64).eps  # sklearn's lbfgs ftol (scipy runs in float64)
@@ -110,7 +118,9 @@ def minimize_lbfgs(
         if run.ids.numel() == 0:
             break
         ids = run.ids
-        h0 = None if precondition is None else (lambda v, i=ids: precondition(v, i))
+        if it == refresh_at and refresh is not None:
+            precondition = refresh(run.x, ids)
+        h0 = None if precondition is None else _for_running(precondition, ids)
         d = _two_loop(run, it, h0)
         d.neg_()
         slope = torch.linalg.vecdot(run.g, d)
@@ -131,10 +141,6 @@ def minimize_lbfgs(
         run.s_hist[:, slot] = torch.where(keep[:, None], s, 0.0)
         run.y_hist[:, slot] = torch.where(keep[:, None], y, 0.0)
         run.rho[:, slot] = torch.where(keep, 1 / sy, 0.0)
-        if bool(keep.any()):
-            my = y if h0 is None else h0(y)
-            gamma = sy / torch.linalg.vecdot(y, my).clamp(min=1e-300)
-            run.gamma = torch.where(keep, gamma, run.gamma)
         run.kept += keep
         decrease = (run.f - f_new) / torch.maximum(run.f.abs(), f_new.abs()).clamp(min=1.0)
         run.x, run.f = x_new, f_new  # `_armijo` keeps x and f where no step was found
@@ -146,6 +152,11 @@ def minimize_lbfgs(
             run = run.keep_rows((~stop).nonzero().flatten())
     _write_out(out, run, torch.ones_like(run.f, dtype=torch.bool), None)
     return out
+
+
+def _for_running(precondition: Preconditioner, ids: Tensor) -> Callable[[Tensor], Tensor]:
+    """`v -> M v` for the running problems `ids` (v may stack several vectors per problem)."""
+    return lambda v: precondition(v, ids.repeat(len(v) // len(ids)))
 
 
 def _write_out(out: LbfgsResult, run: _Running, rows: Tensor, met: Tensor | None) -> None:
@@ -168,7 +179,15 @@ def _two_loop(run: _Running, it: int, h0: Callable[[Tensor], Tensor] | None) -> 
         a = run.rho[:, slot] * torch.linalg.vecdot(run.s_hist[:, slot], q)
         q.sub_(run.y_hist[:, slot] * a[:, None])
         alphas.append(a)
-    r = q if h0 is None else h0(q)
+    fresh = run.rho[:, slots[0]] != 0 if slots else None  # the last iteration kept its pair
+    if fresh is None or not bool(fresh.any()):
+        r = q if h0 is None else h0(q)
+    else:
+        # gamma = s.y / y.My of the newest pair, its My found with M q in one call
+        y = run.y_hist[:, slots[0]]
+        r, my = (q, y) if h0 is None else h0(torch.cat([q, y])).chunk(2)
+        gamma = 1 / (run.rho[:, slots[0]] * torch.linalg.vecdot(y, my)).clamp(min=1e-300)
+        run.gamma = torch.where(fresh, gamma, run.gamma)
     r.mul_(run.gamma[:, None])
     for slot, a in zip(reversed(slots), reversed(alphas)):
         b = run.rho[:, slot] * torch.linalg.vecdot(run.y_hist[:, slot], r)

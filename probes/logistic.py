@@ -107,7 +107,10 @@ def fit_logistic_regression(
     inverse Gram matrix of the probe's features (`[X, 1]`, ridge `GRAM_RIDGE` x its mean diagonal)
     instead of a scaled identity: the same objective, optimum and stopping rule, reached in
     fewer iterations on ill-conditioned features such as a transformer's (one `[D+1, D+1]` Gram
-    matrix per feature block, computed once). `device` as in `fit_probes`; results on the CPU.
+    matrix per feature block, computed at the start and again at L-BFGS iteration `REFRESH_AT`
+    with each row weighted by the softmax's curvature at the iterate, which brings M nearer the
+    Hessian: on MiniLM UPOS features 544 -> 367 iterations for 7 probes). `device` as in
+    `fit_probes`; results on the CPU.
     `threads`: CPU worker threads (default `torch.get_num_threads()`), each computing with one
     intra-op thread on row blocks of the features, which keeps a fit fast beside other busy
     processes (see `probes.workers`); results do not depend on it.
@@ -176,15 +179,36 @@ def _minimize(
         theta[..., :d] = init.coef_.to(dev, X.dtype)
         theta[..., d] = init.intercept_.to(dev, X.dtype)
         theta *= problem.free[..., None]
-    pre = problem.preconditioner() if precondition else None
-    res = minimize_lbfgs(
-        problem.fg, theta.view(p, -1), tol=tol, max_iter=max_iter, precondition=pre
-    )
+    res = _lbfgs(problem, theta.view(p, -1), init is not None, tol, max_iter, precondition)
     if polish and X.dtype != torch.float64:
-        fine = problem.with_features(X.to(dev, torch.float64))
         first = res
-        pre = fine.preconditioner() if precondition else None
-        res = minimize_lbfgs(fine.fg, res.x.double(), tol=tol, max_iter=max_iter, precondition=pre)
+        fine = problem.with_features(X.to(dev, torch.float64))
+        res = _lbfgs(fine, res.x.double(), True, tol, max_iter, precondition)
         res.n_iter += first.n_iter
         res.n_fev += first.n_fev
     return res
+
+
+def _lbfgs(
+    problem: LogisticObjective,
+    theta: Tensor,
+    warm: bool,
+    tol: float,
+    max_iter: int,
+    precondition: bool,
+) -> LbfgsResult:
+    """Batched L-BFGS on `problem` from `theta`. Preconditioned: M from the features' Gram
+    matrix, rebuilt at iteration `REFRESH_AT` with each row weighted by the softmax's curvature
+    at the iterate (for a warm start, weighted from the start)."""
+    if not precondition:
+        return minimize_lbfgs(problem.fg, theta, tol=tol, max_iter=max_iter)
+    ids = torch.arange(theta.shape[0], device=theta.device)
+    pre = problem.preconditioner(theta, ids) if warm else problem.preconditioner()
+    return minimize_lbfgs(
+        problem.fg,
+        theta,
+        tol=tol,
+        max_iter=max_iter,
+        precondition=pre,
+        refresh=problem.preconditioner,
+    )
