@@ -92,6 +92,14 @@ class WorkerPool:
             raise
 
 
+def _one_thread() -> None:
+    """A worker's own intra-op setting. The caller's `torch.set_num_threads(1)` does not reach
+    new threads: OpenMP and MKL keep the setting per thread, so a worker would otherwise run
+    each GEMM (MKL, oneDNN) and OpenMP loop with every core, several workers oversubscribing
+    the cores."""
+    torch.set_num_threads(1)
+
+
 def resolve_threads(threads: int | None) -> int:
     """The number of worker threads: `threads`, or torch's current intra-op setting."""
     if threads is None:
@@ -107,7 +115,9 @@ def worker_pool(threads: int | None) -> Iterator[WorkerPool]:
     n = resolve_threads(threads)
     before = torch.get_num_threads()
     torch.set_num_threads(1)
-    executor = ThreadPoolExecutor(n, thread_name_prefix="probes") if n > 1 else None
+    executor = None
+    if n > 1:
+        executor = ThreadPoolExecutor(n, thread_name_prefix="probes", initializer=_one_thread)
     try:
         yield WorkerPool(executor, n)
     finally:
