@@ -18,7 +18,7 @@ from torch import Tensor
 
 from probes.errors import ProbeInputError
 from probes.inputs import check_features
-from probes.skinny_matmul import matmul_nt
+from probes.onednn_matmul import matmul_nt
 from probes.workers import WorkerPool
 
 ROW_BLOCK = 4096  # rows per block of work on the CPU (a fixed cut, not a tuning of results)

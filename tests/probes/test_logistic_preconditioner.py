@@ -8,7 +8,7 @@ import torch
 
 from probes.lbfgs import Preconditioner, minimize_lbfgs
 from probes.logistic_objective import GRAM_RIDGE, LogisticObjective
-from probes.skinny_matmul import matmul_nt, onednn_available
+from probes.onednn_matmul import matmul_nt, onednn_available
 from probes.workers import worker_pool
 
 
