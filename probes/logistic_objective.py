@@ -86,13 +86,22 @@ class LogisticObjective:
         group_of = idx // self.per_group
         return [(g, (group_of == g).nonzero().flatten()) for g in group_of.unique().tolist()]
 
+    def _linear_parts(
+        self, theta: Tensor, idx: Tensor, groups: list[tuple[int, Tensor]]
+    ) -> tuple[list[Tensor], list[Tensor]]:
+        """Per entry of `groups`, its probes' stacked weights `[p K, D]` and biases `[p K]`
+        (absent classes at -inf), from `theta` `[len(idx), K, D + 1]`."""
+        d = self.d
+        weights = [theta[at, :, :d].reshape(-1, d) for _, at in groups]
+        biases = [(theta[at, :, d] + self.unseen[idx[at]]).reshape(-1) for _, at in groups]
+        return weights, biases
+
     def fg(self, theta: Tensor, idx: Tensor) -> tuple[Tensor, Tensor]:
         """Objective and gradient of probes `idx` at flat parameters `theta` (`[K, D + 1]` each)."""
         n, d, k = self.X.shape[1], self.d, self.k
         theta = theta.view(-1, k, d + 1)
         groups = self._groups(idx)
-        weights = [theta[at, :, :d].reshape(-1, d) for _, at in groups]
-        biases = [(theta[at, :, d] + self.unseen[idx[at]]).reshape(-1) for _, at in groups]
+        weights, biases = self._linear_parts(theta, idx, groups)
         targets = [self.y[idx[at]] for _, at in groups]
 
         def block(job: tuple[int, int]) -> tuple[Tensor, Tensor, Tensor]:
@@ -191,9 +200,8 @@ class LogisticObjective:
     ) -> Callable[[int, int], Tensor]:
         """`(j, r) -> w`: for row block r of the j-th block in `groups`, each row's softmax
         curvature `sum_k p_k (1 - p_k)` at `theta`, averaged over the probes reading the block."""
-        d, k = self.d, self.k
-        weights = [theta[at, :, :d].reshape(-1, d) for _, at in groups]
-        biases = [(theta[at, :, d] + self.unseen[idx[at]]).reshape(-1) for _, at in groups]
+        k = self.k
+        weights, biases = self._linear_parts(theta, idx, groups)
 
         def curvature(j: int, r: int) -> Tensor:
             a, b = self.row_blocks[r]
