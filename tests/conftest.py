@@ -3,7 +3,9 @@ models, the shipped data samples, tiny tokenizers."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -11,6 +13,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # Tests read only what ships with lingprobe: a fresh, empty data folder, no mirror.
 os.environ["LINGPROBE_DATA"] = tempfile.mkdtemp(prefix="lingprobe-test-data-")
+atexit.register(shutil.rmtree, os.environ["LINGPROBE_DATA"], ignore_errors=True)
 os.environ.pop("LINGPROBE_DATA_MIRROR", None)
 
 from pathlib import Path
