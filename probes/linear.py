@@ -161,7 +161,8 @@ class LinearProbes(BatchedProbes):
     def logits(
         self, tensors: dict[str, Tensor], xs: Float[Tensor, "site item dim"]
     ) -> Float[Tensor, "site item site_probe out"]:
-        y = torch.baddbmm(_per_site(tensors["intercept"])[:, None], xs, _per_site(tensors["coef"]))
+        # bmm then the bias, as in `forward`: 76 vs 65 GFLOP/s for [13, 1897, 384] @ [384, 170]
+        y = torch.bmm(xs, _per_site(tensors["coef"])).add_(_per_site(tensors["intercept"])[:, None])
         return y.view(*y.shape[:2], -1, self.specs["intercept"].shape[0])
 
 

@@ -30,6 +30,18 @@ def linear_schedule(warmup: int, total: int):
     return factor
 
 
+def dropout_keep(rows: int, dim: int, p: float, gen: torch.Generator) -> Tensor:
+    """The protocol's keep mask `[rows, dim]`, by integer arithmetic: each 64-bit draw gives four
+    16-bit quarters (lowest first), read as signed integers; kept when >= round(p 2^16) - 2^15."""
+    n = rows * dim
+    words = torch.empty(math.ceil(n / 4), dtype=torch.int64).random_(-(2**63), None, generator=gen)
+    unsigned = words.numpy().view(np.uint64)
+    quarters = (unsigned[:, None] >> np.arange(0, 64, 16, dtype=np.uint64)) & np.uint64(0xFFFF)
+    signed = quarters.astype(np.int64)
+    signed[signed >= 2**15] -= 2**16
+    return torch.from_numpy(signed.reshape(-1)[:n].reshape(rows, dim) >= round(p * 2**16) - 2**15)
+
+
 def train_reference_probe(
     x: Tensor,
     labels: Tensor,
@@ -69,8 +81,8 @@ def train_reference_probe(
         perm = members[torch.randperm(n, generator=order_gen)]
         for start in range(0, n, config.batch_size):
             rows = perm[start : start + config.batch_size]
-            keep = torch.rand(len(rows), dim, generator=drop_gen) >= config.dropout
-            xb = x[rows] * keep / (1 - config.dropout)
+            keep = dropout_keep(len(rows), dim, config.dropout, drop_gen)
+            xb = x[rows] * keep / (1 - round(config.dropout * 2**16) / 2**16)
             loss = F.cross_entropy(xb @ w + b, y[rows])
             opt.zero_grad()
             loss.backward()
