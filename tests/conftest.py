@@ -13,13 +13,14 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # Tests read only what ships with lingprobe: a fresh, empty data folder, no mirror.
 os.environ["LINGPROBE_DATA"] = tempfile.mkdtemp(prefix="lingprobe-test-data-")
-atexit.register(shutil.rmtree, os.environ["LINGPROBE_DATA"], ignore_errors=True)
 os.environ.pop("LINGPROBE_DATA_MIRROR", None)
 
 from pathlib import Path
 
 import pytest
 import torch
+
+atexit.register(shutil.rmtree, os.environ["LINGPROBE_DATA"], ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
