@@ -125,6 +125,7 @@ class DropoutStreams:
         device: torch.device,
     ) -> None:
         self.p = p
+        self.threshold, self.scale = keep_rule(p)
         self.generators = [
             [keyed_generator("dropout", s, n, device=device) for s in seeds] for n in mask_sizes
         ]
@@ -145,5 +146,4 @@ class DropoutStreams:
             n = size * dim
             drawn = words[: -(-n // 4)].random_(INT64_MIN, None, generator=generator)
             keep[step, :size].copy_(drawn.view(torch.int16)[:n].view(size, dim))
-        threshold, scale = keep_rule(self.p)
-        return keep.ge_(threshold).mul_(scale)
+        return keep.ge_(self.threshold).mul_(self.scale)
