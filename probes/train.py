@@ -1,7 +1,8 @@
 """The minibatch AdamW grid trainer: every probe of a grid trained in one loop (Holmes protocol).
 
 The work is cut into blocks of one mask and a range of (site, seed) units (`blocks.py`): a
-block gathers each seed's batch rows for the sites it covers; each seed's dropout mask (drawn
+block gathers each seed's batch rows for the sites it covers (in per-seed order, each unit's
+rows straight into its slot of the block's input buffer); each seed's dropout mask (drawn
 ahead for a chunk of steps) multiplies them for all its sites and variants; one batched matmul
 computes the logits of the block's probes (variants fused along the output axis, see
 `linear.py`); the gradient is written by hand (no autograd) and one fused AdamW step updates
@@ -200,12 +201,20 @@ class _Sweep:
         self.blocks: list[Block] = [(m, g) for m in range(len(self.plan.sizes)) for g in groups]
         self.fused: FusedChunk | None = None  # set by `run`
         self.inputs = {  # each block's batch rows of every seed at the sites it covers
-            (m, g.start): torch.empty(
+            (m, g.start): torch.zeros(
                 covered_width(g, n_seeds), n_seeds, batch, dim, dtype=compute, device=device
             )
             for m, g in self.blocks
         }
-        self.unit_seed = torch.arange(n_sites * n_seeds, device=device) % n_seeds
+        units = torch.arange(n_sites * n_seeds, device=device)
+        self.unit_seed, self.unit_site = units % n_seeds, (units // n_seeds)[:, None]
+        # per-seed order: each unit's own rows gathered straight into its slot of the block's
+        # input buffer, then dropped out in place (the buffer's other slots stay zero): a pass
+        # less than gathering every seed's rows at the covered sites and dropping them out into
+        # the buffer (UPOS-sized per-seed sweep 3 % faster). Where the features' cast to the
+        # compute dtype is exact, so that the dropout product rounds once, as before.
+        exact = compute == torch.promote_types(self.x.dtype, self.dropout.buffer.dtype)
+        self.by_unit = self.streams.n_streams > 1 and exact
 
     def run(self, progress: bool, pool: WorkerPool) -> None:
         """All epochs: training steps block by block, then the dev selection of each epoch."""
@@ -279,8 +288,11 @@ class _Sweep:
         rows_of = slice(start * b, stop * b)
         unit_targets = targets[m][..., rows_of].index_select(0, seed)  # [unit, var, (out,) row]
         unit_weight = weight[m][:, rows_of].index_select(0, seed if n_streams > 1 else 0 * seed)
+        by_unit = self.x.shape[1] if self.by_unit else 0  # sites of x, or 0: gather by site
+        source = self.x.view(-1, dim) if by_unit else flat
+        unit_site = self.unit_site[units]
         if self.fused is not None:  # the same steps as below, in one TorchScript call
-            chunk = (flat, rows[m], keep, inputs)
+            chunk = (source, rows[m], keep, inputs, seed, unit_site, by_unit)
             steps_run = range(start, stop)
             self.fused(block, chunk, unit_targets, unit_weight, steps_run, epoch * steps, offset)
             return
@@ -288,9 +300,17 @@ class _Sweep:
         for step in range(start, stop):
             part = slice(step * b, (step + 1) * b)  # of the epoch's rows
             mine = slice((step - start) * b, (step - start + 1) * b)  # of this chunk's
-            gathered = flat.index_select(0, rows[m, :, part].reshape(-1))
-            gathered = gathered.view(n_streams, b, width, dim).permute(2, 0, 1, 3)
-            torch.mul(gathered, keep[:, step - start], out=inputs)  # [site, seed, batch, dim]
+            if by_unit:  # item * sites + site: the unit's rows in `source`
+                index = rows[m, :, part].index_select(0, seed).mul_(by_unit).add_(unit_site)
+                if source.dtype == x.dtype:
+                    torch.index_select(source, 0, index.view(-1), out=x.view(-1, dim))
+                else:
+                    x.view(-1, dim).copy_(source.index_select(0, index.view(-1)))
+                inputs.mul_(keep[:, step - start])  # [site, seed, batch, dim]
+            else:
+                gathered = flat.index_select(0, rows[m, :, part].reshape(-1))
+                gathered = gathered.view(n_streams, b, width, dim).permute(2, 0, 1, 3)
+                torch.mul(gathered, keep[:, step - start], out=inputs)  # [site, seed, batch, dim]
             logits, cache = self.probes.forward(block, x)  # [unit, variant * out, batch]
             shaped = logits.view(x.shape[0], n_var, logits.shape[1] // n_var, b)
             w = unit_weight[:, None, None, mine]  # [unit, 1, 1, batch]

@@ -14,8 +14,10 @@ from probes.blocks import BLOCK_STATE_MAX, covered_sites, unit_groups
     [
         (7, 3, 2, 0, [10, 11]),  # as many blocks as workers
         (13, 5, 2, 0, [32, 33]),
-        (13, 5, 2, 209_440, [16, 16, 17, 16]),  # UPOS-sized state: 4 blocks under the cap
-        (7, 3, 2, 492_800, [7, 7, 7]),  # 40 classes: 3 blocks
+        (13, 5, 2, 209_440, [15, 15, 20, 15]),  # UPOS-sized state: 4 blocks of whole sites
+        (7, 3, 2, 492_800, [6, 9, 6]),  # 40 classes: 3 blocks of 2, 3 and 2 sites
+        (13, 5, 3, 0, [22, 21, 22]),  # as many blocks as workers: near-equal units
+        (13, 5, 1, 209_440, [15, 15, 20, 15]),
         (2, 5, 2, 10**9, [5, 5]),  # never more blocks than sites
         (1, 4, 2, 0, [4]),
         (20, 1, 2, 0, [5, 5, 5, 5]),  # over SITE_GROUP_MAX sites per block: a multiple of workers
@@ -34,6 +36,15 @@ def test_a_block_state_stays_under_the_cap_where_sites_allow():
     unit_bytes = 300_000
     for groups in (unit_groups(13, 5, 2, unit_bytes), unit_groups(30, 5, 2, unit_bytes)):
         assert max(g.stop - g.start for g in groups) * unit_bytes <= BLOCK_STATE_MAX * 1.1
+
+
+def test_more_blocks_than_workers_cut_between_sites():
+    for sites, seeds, workers, unit_bytes in ((13, 5, 2, 209_440), (30, 5, 2, 300_000)):
+        groups = unit_groups(sites, seeds, workers, unit_bytes)
+        assert len(groups) > workers
+        assert all(g.start % seeds == 0 and g.stop % seeds == 0 for g in groups)
+        widths = [(g.stop - g.start) // seeds for g in groups]
+        assert max(widths) - min(widths) <= 1
 
 
 def test_covered_sites_of_a_range_that_splits_a_site():
