@@ -214,7 +214,8 @@ class _Sweep:
         # the buffer (UPOS-sized per-seed sweep 3 % faster). Where the features' cast to the
         # compute dtype is exact, so that the dropout product rounds once, as before.
         exact = compute == torch.promote_types(self.x.dtype, self.dropout.buffer.dtype)
-        self.by_unit = self.streams.n_streams > 1 and exact
+        by_unit = self.streams.n_streams > 1 and exact
+        self.gather_sites = self.x.shape[1] if by_unit else 0  # 0: gather by site
 
     def run(self, progress: bool, pool: WorkerPool) -> None:
         """All epochs: training steps block by block, then the dev selection of each epoch."""
@@ -288,11 +289,11 @@ class _Sweep:
         rows_of = slice(start * b, stop * b)
         unit_targets = targets[m][..., rows_of].index_select(0, seed)  # [unit, var, (out,) row]
         unit_weight = weight[m][:, rows_of].index_select(0, seed if n_streams > 1 else 0 * seed)
-        by_unit = self.x.shape[1] if self.by_unit else 0  # sites of x, or 0: gather by site
-        source = self.x.view(-1, dim) if by_unit else flat
+        gather_sites = self.gather_sites  # the sites of x, or 0: gather by site
+        source = self.x.view(-1, dim) if gather_sites else flat
         unit_site = self.unit_site[units]
         if self.fused is not None:  # the same steps as below, in one TorchScript call
-            chunk = (source, rows[m], keep, inputs, seed, unit_site, by_unit)
+            chunk = (source, rows[m], keep, inputs, seed, unit_site, gather_sites)
             steps_run = range(start, stop)
             self.fused(block, chunk, unit_targets, unit_weight, steps_run, epoch * steps, offset)
             return
@@ -300,8 +301,8 @@ class _Sweep:
         for step in range(start, stop):
             part = slice(step * b, (step + 1) * b)  # of the epoch's rows
             mine = slice((step - start) * b, (step - start + 1) * b)  # of this chunk's
-            if by_unit:  # item * sites + site: the unit's rows in `source`
-                index = rows[m, :, part].index_select(0, seed).mul_(by_unit).add_(unit_site)
+            if gather_sites:  # item * sites + site: the unit's rows in `source`
+                index = rows[m, :, part].index_select(0, seed).mul_(gather_sites).add_(unit_site)
                 if source.dtype == x.dtype:
                     torch.index_select(source, 0, index.view(-1), out=x.view(-1, dim))
                 else:
