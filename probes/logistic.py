@@ -23,7 +23,7 @@ from probes.errors import LogisticConvergenceWarning, ProbeInputError
 from probes.inputs import resolve_device
 from probes.lbfgs import LbfgsResult, minimize_lbfgs
 from probes.logistic_objective import LogisticObjective
-from probes.workers import worker_pool
+from probes.workers import resolve_threads, worker_pool
 
 
 @dataclass
@@ -135,7 +135,8 @@ def fit_logistic_regression(
             " torch tensors, X [group, item, dim] floats and y [probe, item] class ids"
         )
     dev = resolve_device(device, X)
-    with worker_pool(threads if dev.type == "cpu" else 1) as pool:
+    workers = resolve_threads(threads)  # checked on every device, used on the CPU
+    with worker_pool(workers if dev.type == "cpu" else 1) as pool:
         problem = LogisticObjective(X.to(dev), y.to(dev), C, num_classes, pool)
         res = _minimize(problem, X, init, tol, max_iter, polish, precondition)
     p, k, d = problem.y.shape[0], problem.k, problem.d

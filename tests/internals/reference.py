@@ -36,17 +36,17 @@ def naive_features(model, tokenizer, items: list[SpanItem], kind: str, how: str 
         per_part = []
         for text, spans in item.texts():
             ids, token_lists = naive_token_lists(tokenizer, text, spans)
-            inputs = {"input_ids": torch.tensor([ids])}
+            inputs = {"input_ids": torch.tensor([ids], device=model.device)}
             with torch.no_grad():
                 if kind == "encoder-decoder":
                     start = model.config.decoder_start_token_id
-                    dec = torch.tensor([[start, *ids]])
+                    dec = torch.tensor([[start, *ids]], device=model.device)
                     out = model(**inputs, decoder_input_ids=dec, output_hidden_states=True)
-                    states = [(h, 0) for h in out.encoder_hidden_states]
-                    states += [(h, 1) for h in out.decoder_hidden_states]
+                    states = [(h.cpu(), 0) for h in out.encoder_hidden_states]
+                    states += [(h.cpu(), 1) for h in out.decoder_hidden_states]
                 else:
                     out = model(**inputs, output_hidden_states=True)
-                    states = [(h, 0) for h in out.hidden_states]
+                    states = [(h.cpu(), 0) for h in out.hidden_states]
             site_vectors = []
             for hidden, shift in states:
                 pooled = []

@@ -32,7 +32,7 @@ def halve_odd_dims(hidden: torch.Tensor) -> torch.Tensor:
 def test_unedited_loss_equals_hugging_face_loss(llama) -> None:
     got = lm_loss(llama, TEXTS, progress=False)
     for i, text in enumerate(TEXTS):
-        ids = llama.tokenizer(text, return_tensors="pt")["input_ids"]
+        ids = llama.tokenizer(text, return_tensors="pt")["input_ids"].to(llama.model.device)
         with torch.no_grad():
             want = llama.model(input_ids=ids, labels=ids).loss
         assert int(got.tokens[i]) == ids.shape[1] - 1
@@ -75,7 +75,7 @@ def hook_loss(subject, texts, layer: int) -> float:
     try:
         total, count = 0.0, 0
         for text in texts:
-            ids = subject.tokenizer(text, return_tensors="pt")["input_ids"]
+            ids = subject.tokenizer(text, return_tensors="pt")["input_ids"].to(subject.model.device)
             with torch.no_grad():
                 loss = subject.model(input_ids=ids, labels=ids).loss
             total += float(loss) * (ids.shape[1] - 1)

@@ -85,9 +85,9 @@ def tokens_of(offsets, span) -> list[int]:
 
 
 def window_hidden(model, head, content, tail, start: int, width: int):
-    ids = torch.tensor([[*head, *content[start : start + width], *tail]])
+    ids = torch.tensor([[*head, *content[start : start + width], *tail]], device=model.device)
     with torch.no_grad():
-        return model(input_ids=ids, output_hidden_states=True).hidden_states
+        return [h.cpu() for h in model(input_ids=ids, output_hidden_states=True).hidden_states]
 
 
 def brute_best(first: int, last: int, starts, width: int, causal: bool) -> int:
@@ -338,7 +338,9 @@ def test_encoder_decoder_windows_feed_both_parts_the_same_window(sentencepiece_t
     for span in words_of(text)[::9]:
         tokens = tokens_of(offsets, span)
         k = brute_best(tokens[0], tokens[-1], starts, width, causal=False)
-        ids = torch.tensor([[*head, *content[starts[k] : starts[k] + width], *tail]])
+        ids = torch.tensor(
+            [[*head, *content[starts[k] : starts[k] + width], *tail]], device=model.device
+        )
         start = torch.full_like(ids[:, :1], model.config.decoder_start_token_id)
         with torch.no_grad():
             out = model(
@@ -347,8 +349,8 @@ def test_encoder_decoder_windows_feed_both_parts_the_same_window(sentencepiece_t
                 output_hidden_states=True,
             )
         rows = [len(head) + t - starts[k] for t in tokens]
-        vectors = [h[0, rows].mean(0) for h in out.encoder_hidden_states]
-        vectors += [h[0, [r + 1 for r in rows]].mean(0) for h in out.decoder_hidden_states]
+        vectors = [h[0, rows].mean(0).cpu() for h in out.encoder_hidden_states]
+        vectors += [h[0, [r + 1 for r in rows]].mean(0).cpu() for h in out.decoder_hidden_states]
         expected.append(torch.stack(vectors))
         items.append(SpanItem(text, spans=(span,)))
     got = subject.features(items, sites.every_layer(subject), progress=False)
