@@ -47,12 +47,12 @@ class ItemRows:
         else:
             self.pieces = torch.empty(len(segment), n_sites, dim)
 
-    def write(self, pieces: Int[np.ndarray, " piece"], pooled: list[Tensor]) -> None:
-        """Pooled rows `[piece, dim]` per site (in site order) of the pieces `pieces`."""
+    def write(
+        self, pieces: Int[np.ndarray, " piece"], pooled: Float[Tensor, "piece site dim"]
+    ) -> None:
+        """The pooled rows of the pieces `pieces`, every site at once (sites in order)."""
         if not self.direct:
-            target = torch.from_numpy(pieces)
-            for j, values in enumerate(pooled):
-                self.pieces[:, j].index_copy_(0, target, values)
+            self.pieces.index_copy_(0, torch.from_numpy(pieces), pooled)
             return
         asks = self.asks[pieces]
         source = None
@@ -65,10 +65,9 @@ class ItemRows:
             source = torch.from_numpy(np.repeat(np.arange(len(pieces)), asks))
         item = torch.from_numpy(positions // self.width)
         slot = torch.from_numpy(positions % self.width)
-        # [item, site, span, dim]: each position is one (item, span)
-        spans = self.out.view(self.n_items, self.out.shape[1], self.width, -1)
-        for j, values in enumerate(pooled):
-            spans[:, j].index_put_((item, slot), values if source is None else values[source])
+        # [item, span, site, dim]: each position is one (item, span), all its sites in one write
+        spans = self.out.view(self.n_items, self.out.shape[1], self.width, -1).transpose(1, 2)
+        spans.index_put_((item, slot), pooled if source is None else pooled[source])
 
     def result(self) -> Float[Tensor, "item site width_dim"]:
         """The features, every position written."""

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import torch
 from jaxtyping import Float
 from torch import Tensor, nn
 
@@ -28,6 +27,7 @@ from internals.item_rows import ItemRows
 from internals.items import CharSpan, SpanItem
 from internals.layout import ModelLayout
 from internals.placement import input_device
+from internals.pooled_copies import PooledCopies
 from internals.progress import ItemCounter, ProgressCallback, ProgressStep
 from internals.reading import Reading
 from internals.sites import Site
@@ -177,6 +177,8 @@ class TransformerSubject(Subject):
         counter = ItemCounter(len(items), len(plan.rows))
         self.model.eval()
 
+        copies = PooledCopies(features)
+
         def run(batch_rows: np.ndarray) -> None:
             batch = collate([plan.rows[i] for i in batch_rows], padding, parts, self.device)
             pooled = self.backend.pooled(batch, sites, reading.pool)
@@ -186,19 +188,19 @@ class TransformerSubject(Subject):
                     for i in batch_rows
                 ]
             )
-            features.write(
-                pieces, [pooled[site].detach().to("cpu", torch.float32) for site in sites]
+            step = ProgressStep(
+                counter.advance(len(batch_rows)),
+                sum(lengths[i] for i in batch_rows),
+                padded_tokens(lengths, batch_rows),
             )
-            if progress is not None:
-                progress(
-                    ProgressStep(
-                        counter.advance(len(batch_rows)),
-                        sum(lengths[i] for i in batch_rows),
-                        padded_tokens(lengths, batch_rows),
-                    )
-                )
+            copies.put(
+                pieces,
+                [pooled[site].detach() for site in sites],
+                lambda: None if progress is None else progress(step),
+            )
 
         limit = run_batches(self.batches(lengths), lengths, run)
+        copies.finish()
         if limit is not None and limit < self.batch_tokens:
             self.batch_tokens = limit  # later calls start from what fits
         return features.result()

@@ -14,14 +14,17 @@ CORPUS = [
 ]
 
 
-def train_sentencepiece(vocab_size: int = 300) -> PreTrainedTokenizerFast:
-    """Train a unigram tokenizer with a Metaspace pre-tokenizer and a `</s>` post-processor."""
+def train_sentencepiece(
+    vocab_size: int = 300, corpus: list[str] | None = None
+) -> PreTrainedTokenizerFast:
+    """Train a unigram tokenizer with a Metaspace pre-tokenizer and a `</s>` post-processor, on
+    `corpus` (default: a few sentences with numbers, accents and punctuation, repeated)."""
     from tokenizers import SentencePieceUnigramTokenizer
     from tokenizers.processors import TemplateProcessing
 
     tok = SentencePieceUnigramTokenizer()
     tok.train_from_iterator(
-        CORPUS * 20,
+        CORPUS * 20 if corpus is None else corpus,
         vocab_size=vocab_size,
         special_tokens=["<pad>", "</s>", "<unk>"],
         unk_token="<unk>",

@@ -31,7 +31,7 @@ def test_batches_in_any_order_equal_a_gather_of_the_rows(width, in_order):
     order = gen.permutation(n_segments)  # pieces arrive in batches of any order
     for batch in np.array_split(order, 4):
         # piece p holds segment[p]'s rows
-        sink.write(batch, [pooled[segment[batch], j] for j in range(n_sites)])
+        sink.write(batch, pooled[segment[batch]])
     expected = (
         pooled[torch.from_numpy(rows)]
         .view(n_items, width, n_sites, dim)
