@@ -281,7 +281,6 @@ class _Sweep:
         n_seeds, n_streams = self.layout.shape[1], self.streams.n_streams
         sites = covered_sites(units, n_seeds)
         width, offset = sites.stop - sites.start, units.start - sites.start * n_seeds
-        flat = self.x[:, sites].reshape(self.x.shape[0], width * dim)  # a view (rows strided)
         inputs, steps = self.inputs[(m, units.start)], self.streams.steps[m]
         keep = self.dropout.buffer[slot, m]  # [seed, step, batch, dim]
         stop = min(start + STEP_CHUNK, steps)
@@ -290,7 +289,10 @@ class _Sweep:
         unit_targets = targets[m][..., rows_of].index_select(0, seed)  # [unit, var, (out,) row]
         unit_weight = weight[m][:, rows_of].index_select(0, seed if n_streams > 1 else 0 * seed)
         gather_sites = self.gather_sites  # the sites of x, or 0: gather by site
-        source = self.x.view(-1, dim) if gather_sites else flat
+        if gather_sites:  # [item * site, dim]
+            source = self.x.view(-1, dim)
+        else:  # [item, covered site * dim]: a view (rows strided)
+            source = self.x[:, sites].reshape(self.x.shape[0], width * dim)
         unit_site = self.unit_site[units]
         if self.fused is not None:  # the same steps as below, in one TorchScript call
             chunk = (source, rows[m], keep, inputs, seed, unit_site, gather_sites)
@@ -309,7 +311,7 @@ class _Sweep:
                     x.view(-1, dim).copy_(source.index_select(0, index.view(-1)))
                 inputs.mul_(keep[:, step - start])  # [site, seed, batch, dim]
             else:
-                gathered = flat.index_select(0, rows[m, :, part].reshape(-1))
+                gathered = source.index_select(0, rows[m, :, part].reshape(-1))
                 gathered = gathered.view(n_streams, b, width, dim).permute(2, 0, 1, 3)
                 torch.mul(gathered, keep[:, step - start], out=inputs)  # [site, seed, batch, dim]
             logits, cache = self.probes.forward(block, x)  # [unit, variant * out, batch]
