@@ -69,14 +69,12 @@ def run(
     build: Callable[[int], torch.nn.Module],
     tokenizer,
     side: str,
-    device: str = "cuda",
-    n_sentences: int = N_SENTENCES,
 ) -> None:
     torch.manual_seed(0)
     model = build(len(tokenizer)).eval()
-    plain = copy.deepcopy(model).to(device)  # unhooked: the subject's copy is wrapped by nnsight
-    subject = load_subject(model, tokenizer=tokenizer, device=device, padding_side=side)
-    items = word_items(n_sentences)
+    plain = copy.deepcopy(model).cuda()  # unhooked: the subject's copy is wrapped by nnsight
+    subject = load_subject(model, tokenizer=tokenizer, device="cuda", padding_side=side)
+    items = word_items(N_SENTENCES)
     every = sites.every_layer(subject)
     same = model_batches(subject, items)
 
@@ -84,8 +82,7 @@ def run(
         with torch.no_grad():
             for batch in same:
                 plain(**batch.inputs)
-        if device == "cuda":
-            torch.cuda.synchronize()
+        torch.cuda.synchronize()
 
     def ours() -> None:
         subject.features(items, every, progress=False)
@@ -93,12 +90,12 @@ def run(
     bare_runs, our_runs = interleaved([bare, ours], rounds=7)
     tokens = sum(int(b.inputs["attention_mask"].sum()) for b in same)
     print(
-        f"\n[{device} extract] {name}, {side} padding, {n_sentences} EWT sentences,"
+        f"\n[cuda extract] {name}, {side} padding, {N_SENTENCES} EWT sentences,"
         f" {len(items)} word items, {tokens} tokens, {len(every)} sites, {len(same)} batches,"
         " 7 interleaved rounds:"
         f" bare forward {min(bare_runs) * 1e3:.1f} ms, lingprobe {min(our_runs) * 1e3:.1f} ms"
         f" (median {statistics.median(our_runs) * 1e3:.1f}) = {ratio_line(our_runs, bare_runs)};"
-        f" {torch.cuda.get_device_name() if device == 'cuda' else 'cpu'} ({load()})"
+        f" {torch.cuda.get_device_name()} ({load()})"
     )
     benchmark.pedantic(ours, rounds=1, iterations=1)
     check = items[:CHECK_ITEMS]  # the same features as on the CPU
@@ -107,7 +104,7 @@ def run(
     )
     want = reference.features(check, sites.every_layer(reference), progress=False)
     gap = float((subject.features(check, every, progress=False) - want).abs().max())
-    print(f"  features of the first {len(check)} items, {device} vs cpu: largest gap {gap:.1e}")
+    print(f"  features of the first {len(check)} items, cuda vs cpu: largest gap {gap:.1e}")
     assert gap < 1e-4
 
 
