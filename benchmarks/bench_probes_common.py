@@ -105,6 +105,15 @@ class MachineBounds:
             f" {self.gflops64:.0f} GFLOP/s float64 ({torch.get_num_threads()} threads)"
         )
 
+    def best(self, other: MachineBounds) -> MachineBounds:
+        """The higher of two measurements of each bound (the machine's peak drifts on a shared
+        host: the same machine measured 135-198 GFLOP/s float32 on one day)."""
+        return MachineBounds(
+            max(self.read_gbs, other.read_gbs),
+            max(self.gflops32, other.gflops32),
+            max(self.gflops64, other.gflops64),
+        )
+
 
 def measure_bounds() -> MachineBounds:
     """Best of a few runs: sum over 512 MB, 2048^3 GEMMs."""

@@ -26,41 +26,34 @@ HEAD_CODES: dict[str, int] = {"classification": 0, "multilabel": 1, "regression"
 
 # TorchScript source (not Python: compiled by torch.jit). Per step, exactly the operations of
 # `_Sweep._steps` + `LinearProbes.forward/backward` + the head's `grad` + torch's fused AdamW
-# (`torch.optim.adamw` with fused=True: the step counters + 1, then `_fused_adamw_`). `inputs`
-# holds every seed's rows at the sites the block covers; its units start at `offset`. With
-# `n_sites` > 0 (per-seed order) `flat` is the features as `[item * site, dim]` and each unit's
-# rows are gathered into its slot alone; with 0 it is `[item, site * dim]` at the covered sites
-# and every stream's rows are gathered there. `targets`
+# (`torch.optim.adamw` with fused=True: the step counters + 1, then `_fused_adamw_`). `flat` is
+# the features as `[item, site * dim]` at the sites the block gathers, `rows` the row streams it
+# reads (`blocks.py`): with `seeds_outer` (per-seed order) its seeds' over every site, `inputs`
+# `[seed, site, batch, dim]` and `keep` `[seed, step, 1, batch, dim]`; else the one stream's at
+# its sites, `inputs` `[site, seed, batch, dim]`; its units start at `offset`. `targets`
 # and `weight` are the block's units' for the chunk's rows: for classification class ids
 # `[unit, variant, row]` (no one-hot copy of every epoch's rows); other heads get the encoded
 # `[unit, variant, out, row]`.
 SOURCE = """
 def linear_chunk(
-    flat: Tensor, rows: Tensor, keep: Tensor, inputs: Tensor,
-    unit_seed: Tensor, unit_site: Tensor, n_sites: int,
+    flat: Tensor, rows: Tensor, keep: Tensor, inputs: Tensor, seeds_outer: bool,
     coef: Tensor, intercept: Tensor, grad_coef: Tensor, grad_intercept: Tensor,
     targets: Tensor, weight: Tensor,
     exp_avg: List[Tensor], exp_avg_sq: List[Tensor], state_steps: List[Tensor],
-    first: int, lrs: List[float], width: int, offset: int, n_var: int, head: int, outputs: int,
+    first: int, lrs: List[float], offset: int, n_var: int, head: int, outputs: int,
     beta1: float, beta2: float, weight_decay: float, eps: float,
 ):
-    n_streams, b, dim = rows.shape[0], keep.shape[2], inputs.shape[3]
+    n_streams, b, dim = rows.shape[0], keep.shape[-2], inputs.shape[3]
     n_units = coef.shape[0]
     x = inputs.view(-1, b, dim).narrow(0, offset, n_units)
-    slots = x.view(-1, dim)
     for i in range(len(lrs)):
         lo = (first + i) * b
-        if n_sites > 0:  # by unit: each unit's own rows at its site, then dropout in place
-            index = rows[:, lo:lo + b].index_select(0, unit_seed).mul_(n_sites).add_(unit_site)
-            if flat.dtype == slots.dtype:
-                torch.index_select(flat, 0, index.view(-1), out=slots)
-            else:
-                slots.copy_(flat.index_select(0, index.view(-1)))
-            inputs.mul_(keep[:, i])
-        else:  # by site: the rows of every stream at the covered sites, dropout as they land
-            gathered = flat.index_select(0, rows[:, lo:lo + b].reshape(-1))
-            gathered = gathered.view(n_streams, b, width, dim).permute(2, 0, 1, 3)
-            torch.mul(gathered, keep[:, i], out=inputs)
+        # the rows of the streams at the gathered sites, dropout as they land in `inputs`
+        gathered = flat.index_select(0, rows[:, lo:lo + b].reshape(-1)).view(n_streams, b, -1, dim)
+        if seeds_outer:
+            torch.mul(gathered.permute(0, 2, 1, 3), keep[:, i], out=inputs)
+        else:
+            torch.mul(gathered.permute(2, 0, 1, 3), keep[:, i], out=inputs)
         logits = torch.bmm(coef.to(x.dtype), x.transpose(1, 2))
         logits = logits.float().add_(intercept.unsqueeze(-1))
         shaped = logits.view(n_units, n_var, logits.shape[1] // n_var, b)
@@ -124,16 +117,16 @@ class FusedChunk:
     def __call__(
         self,
         block: Block,
-        inputs: tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, int],
+        inputs: tuple[Tensor, Tensor, Tensor, Tensor, bool],
         targets: Tensor,
         weight: Tensor,
         steps: range,
         taken: int,
         offset: int,
     ) -> None:
-        """Steps `steps` of a block. inputs: (features, the mask's rows, keep masks, input
-        buffer, whose units start at `offset`, the units' seeds and `[unit, 1]` sites, and the
-        sites of the features to gather by unit, or 0 to gather by site); targets and weight:
+        """Steps `steps` of a block. inputs: (features `[item, site * dim]` at the sites it
+        gathers, the row streams it reads, their keep masks, its input buffer, whose units start
+        at `offset`, and whether seeds are outer; see SOURCE); targets and weight:
         the block's units' for these steps' rows; taken: the mask's updates before this epoch."""
         probes, opt, c = self.probes, self.opt, self.config
         exp_avg, exp_avg_sq, counters = opt.moments(block)
@@ -143,7 +136,7 @@ class FusedChunk:
             *(probes.fused(probes.grads[n], block) for n in ("coef", "intercept")),
             *(targets, weight, exp_avg, exp_avg_sq, counters, steps.start),
             [opt.lr(block[0], taken + step) for step in steps],
-            *(inputs[3].shape[0], offset, probes.layout.shape[3]),
+            *(offset, probes.layout.shape[3]),
             *(HEAD_CODES[self.head.kind], self.head.outputs),
             *(c.betas[0], c.betas[1], c.weight_decay, c.eps),
         )

@@ -1,9 +1,11 @@
 """Batched probe parameters: P linear probes or one-hidden-layer MLPs.
 
-Training layout: every tensor is `[mask, site, seed, variant, *per-probe shape]`, weights stored
-output-major (`[out, in]`, as `nn.Linear`) and activations feature-major (`[out, batch]`), the
-faster orientation for these skinny GEMMs. Training works in blocks of one mask and a range of
-(site, seed) units, whose slice of `[site * seed, variant, ...]` is contiguous.
+Training layout: every tensor is `[mask, site, seed, variant, *per-probe shape]` (sites outer,
+shared order) or `[mask, seed, site, variant, ...]` (seeds outer, per-seed order; see
+`blocks.py`), weights stored output-major (`[out, in]`, as `nn.Linear`) and activations
+feature-major (`[out, batch]`), the faster orientation for these skinny GEMMs. Training works in
+blocks of one mask and a range of (site, seed) units, whose slice of `[outer * inner, variant,
+...]` is contiguous.
 The variants of a (mask, site, seed) read the same input rows, so their first layer is one GEMM,
 `[variants * out, dim] @ [dim, batch]`, and all (site, seed) pairs of a block are one batched
 matmul. Each output row is its own dot product and bias and AdamW are elementwise, so fusing
@@ -40,16 +42,17 @@ class BatchedProbes:
 
     specs: dict[str, ParamSpec]
 
-    def __init__(self, layout: ProbeLayout) -> None:
-        self.layout = layout
+    def __init__(self, layout: ProbeLayout, seeds_outer: bool = False) -> None:
+        self.layout, self.seeds_outer = layout, seeds_outer
         m, s, t, v = layout.shape
-        self.params = {n: torch.empty(m, t, s, v, *sp.shape) for n, sp in self.specs.items()}
+        outer = (s, t) if seeds_outer else (t, s)
+        self.params = {n: torch.empty(m, *outer, v, *sp.shape) for n, sp in self.specs.items()}
         for i, seed in enumerate(layout.seeds):
             gen = keyed_generator("init", seed)
             for name, spec in self.specs.items():
                 bound = 1 / math.sqrt(spec.fan_in)
                 draw = torch.empty(spec.shape).uniform_(-bound, bound, generator=gen)
-                self.params[name][:, :, i] = draw
+                self.sites_outer(self.params[name])[:, :, i] = draw
         self.grads = {n: torch.zeros_like(p) for n, p in self.params.items()}
         self.best = {n: p.clone() for n, p in self.params.items()}
 
@@ -59,6 +62,10 @@ class BatchedProbes:
             for name in group:
                 group[name] = group[name].to(device)
         return self
+
+    def sites_outer(self, t: Tensor) -> Tensor:
+        """A training-layout tensor as `[mask, site, seed, variant, ...]` (a view)."""
+        return t.transpose(1, 2) if self.seeds_outer else t
 
     def unit_state_bytes(self) -> int:
         """Bytes one (site, seed) unit trains with: its parameters of every variant, their
@@ -70,16 +77,19 @@ class BatchedProbes:
         flags = improved.transpose(1, 2)  # training layout [mask, site, seed, variant]
         for name, param in self.params.items():
             flag = flags.reshape(*flags.shape, *([1] * len(self.specs[name].shape)))
-            self.best[name].copy_(torch.where(flag, param, self.best[name]))
+            best = self.sites_outer(self.best[name])
+            best.copy_(torch.where(flag, self.sites_outer(param), best))
 
     def finite(self) -> Bool[Tensor, "mask seed site variant"]:
         """Whether every current parameter of each probe is finite (no NaN, no inf)."""
-        checks = [p.isfinite().flatten(4).all(dim=-1) for p in self.params.values()]
+        checks = [
+            self.sites_outer(p).isfinite().flatten(4).all(dim=-1) for p in self.params.values()
+        ]
         return torch.stack(checks).all(dim=0).transpose(1, 2)  # from the training layout
 
     def probe_order(self, t: Tensor) -> Tensor:
         """A training-layout tensor as `[P, *per-probe shape]` in probe order."""
-        return t.transpose(1, 2).reshape(-1, *t.shape[4:])
+        return self.sites_outer(t).transpose(1, 2).reshape(-1, *t.shape[4:])
 
     def export(self, tensors: dict[str, Tensor]) -> dict[str, Tensor]:
         """Per-probe CPU tensors `[P, ...]` in probe order, weights as `[P, in, out]`."""
@@ -92,7 +102,7 @@ class BatchedProbes:
     @staticmethod
     def units(t: Tensor, block: Block) -> Tensor:
         """A training-layout tensor's block (mask, units) as `[unit, variant, ...]` (a view:
-        `[site, seed]` flattened, then the block's range)."""
+        `[outer, inner]` flattened, then the block's range)."""
         m, units = block
         return t[m].flatten(0, 1)[units]
 
@@ -112,8 +122,8 @@ class BatchedProbes:
     def forward(
         self, block: Block, x: Float[Tensor, "group batch dim"]
     ) -> tuple[Tensor, list[Tensor]]:
-        """Training logits `[site * seed, variant * out, batch]` of a block from its inputs
-        `[site * seed, batch, dim]`, and what `backward` needs."""
+        """Training logits `[unit, variant * out, batch]` of a block from its inputs
+        `[unit, batch, dim]`, and what `backward` needs."""
         raise NotImplementedError
 
     def backward(self, block: Block, x: Tensor, cache: list[Tensor], dlogits: Tensor) -> None:
@@ -138,9 +148,9 @@ def _per_site(w: Tensor) -> Tensor:
 class LinearProbes(BatchedProbes):
     """Linear probes: `logits = x @ coef + intercept` (trained as `weight @ x^T`)."""
 
-    def __init__(self, layout: ProbeLayout, dim: int, out: int) -> None:
+    def __init__(self, layout: ProbeLayout, dim: int, out: int, seeds_outer: bool = False) -> None:
         self.specs = {"coef": ParamSpec((out, dim), dim), "intercept": ParamSpec((out,), dim)}
-        super().__init__(layout)
+        super().__init__(layout, seeds_outer)
 
     def forward(
         self, block: Block, x: Float[Tensor, "group batch dim"]
@@ -162,14 +172,17 @@ class LinearProbes(BatchedProbes):
         self, tensors: dict[str, Tensor], xs: Float[Tensor, "site item dim"]
     ) -> Float[Tensor, "site item site_probe out"]:
         # bmm then the bias, as in `forward`: 76 vs 65 GFLOP/s for [13, 1897, 384] @ [384, 170]
-        y = torch.bmm(xs, _per_site(tensors["coef"])).add_(_per_site(tensors["intercept"])[:, None])
+        coef, bias = (_per_site(self.sites_outer(tensors[n])) for n in ("coef", "intercept"))
+        y = torch.bmm(xs, coef).add_(bias[:, None])
         return y.view(*y.shape[:2], -1, self.specs["intercept"].shape[0])
 
 
 class MLPProbes(BatchedProbes):
     """One-hidden-layer MLP probes: `relu(x @ hidden_weight + hidden_bias) @ coef + intercept`."""
 
-    def __init__(self, layout: ProbeLayout, dim: int, out: int, hidden: int) -> None:
+    def __init__(
+        self, layout: ProbeLayout, dim: int, out: int, hidden: int, seeds_outer: bool = False
+    ) -> None:
         self.specs = {
             "hidden_weight": ParamSpec((hidden, dim), dim),
             "hidden_bias": ParamSpec((hidden,), dim),
@@ -177,7 +190,7 @@ class MLPProbes(BatchedProbes):
             "intercept": ParamSpec((out,), hidden),
         }
         self.hidden = hidden
-        super().__init__(layout)
+        super().__init__(layout, seeds_outer)
 
     def forward(
         self, block: Block, x: Float[Tensor, "group batch dim"]
@@ -189,19 +202,19 @@ class MLPProbes(BatchedProbes):
         else:
             hid = torch.baddbmm(b1[..., None], w1, x.transpose(1, 2))
         hid = hid.relu_()
-        hid = hid.view(-1, self.hidden, x.shape[1])  # [site*seed*V, H, batch]
+        hid = hid.view(-1, self.hidden, x.shape[1])  # [unit * V, H, batch]
         w2, b2 = self.per_probe(p["coef"], block), self.per_probe(p["intercept"], block)
-        out = torch.baddbmm(b2[..., None], w2, hid)  # [site*seed*V, C, batch]
+        out = torch.baddbmm(b2[..., None], w2, hid)  # [unit * V, C, batch]
         return out.view(x.shape[0], -1, x.shape[1]), [hid]
 
     def backward(self, block: Block, x: Tensor, cache: list[Tensor], dlogits: Tensor) -> None:
         (hid,), grads = cache, self.grads
-        dout = dlogits.view(hid.shape[0], -1, x.shape[1])  # [site*seed*V, C, batch]
+        dout = dlogits.view(hid.shape[0], -1, x.shape[1])  # [unit * V, C, batch]
         torch.bmm(dout, hid.transpose(1, 2), out=self.per_probe(grads["coef"], block))
         torch.sum(dout, dim=2, out=self.per_probe(grads["intercept"], block))
         w2 = self.per_probe(self.params["coef"], block)
-        dhid = torch.bmm(w2.transpose(1, 2), dout).mul_(hid > 0)  # [site*seed*V, H, batch]
-        dhid = dhid.view(x.shape[0], -1, x.shape[1])  # [site*seed, V*H, batch]
+        dhid = torch.bmm(w2.transpose(1, 2), dout).mul_(hid > 0)  # [unit * V, H, batch]
+        dhid = dhid.view(x.shape[0], -1, x.shape[1])  # [unit, V * H, batch]
         grad_w1 = self.fused(grads["hidden_weight"], block)
         if x.dtype != grad_w1.dtype:
             grad_w1.copy_(torch.bmm(dhid.to(x.dtype), x))
@@ -212,7 +225,7 @@ class MLPProbes(BatchedProbes):
     def logits(
         self, tensors: dict[str, Tensor], xs: Float[Tensor, "site item dim"]
     ) -> Float[Tensor, "site item site_probe out"]:
-        w1, b1 = _per_site(tensors["hidden_weight"]), _per_site(tensors["hidden_bias"])
+        w1, b1 = (_per_site(self.sites_outer(tensors[n])) for n in ("hidden_weight", "hidden_bias"))
         hid = torch.baddbmm(b1[:, None], xs, w1).relu_()
         hid = self.layout.from_site_major(hid.view(*hid.shape[:2], -1, self.hidden))
         w2 = self.probe_order(tensors["coef"]).transpose(1, 2)

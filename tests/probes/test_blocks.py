@@ -1,4 +1,5 @@
-"""How the grid trainer cuts (site, seed) units into blocks."""
+"""How the grid trainer cuts (site, seed) units into blocks (sites outer here; seeds outer is
+the same cut with the axes' roles swapped)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from itertools import pairwise
 
 import pytest
 
-from probes.blocks import BLOCK_STATE_MAX, covered_sites, unit_groups
+from probes.blocks import BLOCK_STATE_MAX, covered_outer, unit_groups
 
 
 @pytest.mark.parametrize(
@@ -20,7 +21,9 @@ from probes.blocks import BLOCK_STATE_MAX, covered_sites, unit_groups
         (13, 5, 1, 209_440, [15, 15, 20, 15]),
         (2, 5, 2, 10**9, [5, 5]),  # never more blocks than sites
         (1, 4, 2, 0, [4]),
-        (20, 1, 2, 0, [5, 5, 5, 5]),  # over SITE_GROUP_MAX sites per block: a multiple of workers
+        (20, 1, 2, 0, [5, 5, 5, 5]),  # over OUTER_GROUP_MAX sites per block: a multiple of workers
+        (5, 13, 2, 209_440, [13] * 5),  # seeds outer: 2.7 MB per seed, one seed per block
+        (3, 7, 2, 492_800, [7, 7, 7]),
     ],
 )
 def test_blocks_cover_every_unit_once_in_near_equal_ranges(
@@ -32,10 +35,11 @@ def test_blocks_cover_every_unit_once_in_near_equal_ranges(
     assert all(a.stop == b.start for a, b in pairwise(groups))
 
 
-def test_a_block_state_stays_under_the_cap_where_sites_allow():
+def test_a_block_state_stays_near_the_cap_where_an_outer_position_fits():
     unit_bytes = 300_000
-    for groups in (unit_groups(13, 5, 2, unit_bytes), unit_groups(30, 5, 2, unit_bytes)):
-        assert max(g.stop - g.start for g in groups) * unit_bytes <= BLOCK_STATE_MAX * 1.1
+    shapes = ((13, 5), (30, 5), (5, 13), (4, 9))
+    for groups in (unit_groups(outer, inner, 2, unit_bytes) for outer, inner in shapes):
+        assert max(g.stop - g.start for g in groups) * unit_bytes <= BLOCK_STATE_MAX * 1.25
 
 
 def test_more_blocks_than_workers_cut_between_sites():
@@ -47,6 +51,6 @@ def test_more_blocks_than_workers_cut_between_sites():
         assert max(widths) - min(widths) <= 1
 
 
-def test_covered_sites_of_a_range_that_splits_a_site():
-    assert covered_sites(slice(30, 65), 5) == slice(6, 13)
-    assert covered_sites(slice(0, 32), 5) == slice(0, 7)
+def test_covered_outer_of_a_range_that_splits_a_site():
+    assert covered_outer(slice(30, 65), 5) == slice(6, 13)
+    assert covered_outer(slice(0, 32), 5) == slice(0, 7)
