@@ -5,9 +5,8 @@ block gathers the batch rows of the seeds and sites it covers (shared order: the
 rows at a range of sites; per-seed order: a range of seeds' rows over every site, each item's
 features one contiguous run); each seed's dropout mask (drawn ahead for a chunk of steps)
 multiplies them for all its sites and variants as they land in the block's input buffer; one
-batched matmul
-computes the logits of the block's probes (variants fused along the output axis, see
-`linear.py`); the gradient is written by hand (no autograd) and one fused AdamW step updates
+batched matmul computes the logits of the block's probes (variants fused along the output axis,
+see `linear.py`); the gradient is written by hand (no autograd) and one fused AdamW step updates
 them. Blocks are independent, so the worker threads (`workers.py`) take them `STEP_CHUNK` steps
 at a time, each with one intra-op thread, with no barrier inside an epoch (`chunk_schedule.py`:
 a worker takes whatever chunk or dropout draw is ready, so one slowed by another process holds
@@ -206,11 +205,11 @@ class _Sweep:
         n_sites, batch = layout.shape[2], config.batch_size
         n_seeds = len(layout.seeds)
         state = self.probes.unit_state_bytes() if device.type == "cpu" else 0
-        self.n_inner = n_sites if self.seeds_outer else n_seeds
-        groups = unit_groups(n_sites * n_seeds // self.n_inner, self.n_inner, workers, state)
+        n_outer, inner = (n_seeds, n_sites) if self.seeds_outer else (n_sites, n_seeds)
+        self.n_inner = inner
+        groups = unit_groups(n_outer, inner, workers, state)
         self.blocks: list[Block] = [(m, g) for m in range(len(self.plan.sizes)) for g in groups]
         self.fused: FusedChunk | None = None  # set by `run`
-        inner = self.n_inner
         self.inputs = {  # each block's batch rows: [outer, inner, batch, dim] it covers
             (m, g.start): torch.zeros(
                 covered_width(g, inner), inner, batch, dim, dtype=compute, device=device
