@@ -28,40 +28,60 @@ HEAD_CODES: dict[str, int] = {"classification": 0, "multilabel": 1, "regression"
 # `_Sweep._steps` + `LinearProbes.forward/backward` + the head's `grad` + torch's fused AdamW
 # (`torch.optim.adamw` with fused=True: the step counters + 1, then `_fused_adamw_`). `flat` is
 # the features as `[item, site * dim]` at the sites the block gathers, `rows` the row streams it
-# reads (`blocks.py`): with `seeds_outer` (per-seed order) its seeds' over every site, `inputs`
-# `[seed, site, batch, dim]` and `keep` `[seed, step, 1, batch, dim]`; else the one stream's at
-# its sites, `inputs` `[site, seed, batch, dim]`; its units start at `offset`. `targets`
+# reads, `layout` how `inputs` holds them (`blocks.py`): 1 (seeds outer, per-seed order) its
+# seeds' rows over every site, `inputs` `[seed, site, batch, dim]` and `keep`
+# `[seed, step, 1, batch, dim]`; 2 the same for one seed, `inputs` `[1, batch, site, dim]`;
+# 0 (sites outer) the one stream's rows at its sites, `inputs` `[site, seed, batch, dim]`; its
+# units start at `offset`. `targets`
 # and `weight` are the block's units' for the chunk's rows: for classification class ids
 # `[unit, variant, row]` (no one-hot copy of every epoch's rows); other heads get the encoded
 # `[unit, variant, out, row]`.
 SOURCE = """
 def linear_chunk(
-    flat: Tensor, rows: Tensor, keep: Tensor, inputs: Tensor, seeds_outer: bool,
+    flat: Tensor, rows: Tensor, keep: Tensor, inputs: Tensor, layout: int,
     coef: Tensor, intercept: Tensor, grad_coef: Tensor, grad_intercept: Tensor,
     targets: Tensor, weight: Tensor,
     exp_avg: List[Tensor], exp_avg_sq: List[Tensor], state_steps: List[Tensor],
     first: int, lrs: List[float], offset: int, n_var: int, head: int, outputs: int,
     beta1: float, beta2: float, weight_decay: float, eps: float,
 ):
-    n_streams, b, dim = rows.shape[0], keep.shape[-2], inputs.shape[3]
+    n_streams, b, dim = rows.shape[0], keep.shape[-2], keep.shape[-1]
     n_units = coef.shape[0]
-    x = inputs.view(-1, b, dim).narrow(0, offset, n_units)
+    if layout == 2:  # one seed's rows gathered into `inputs` [1, batch, site, dim] itself
+        x = inputs[0].transpose(0, 1).narrow(0, offset, n_units)
+    else:
+        x = inputs.flatten(0, 1).narrow(0, offset, n_units)
+    # what every step reuses: views, and the -1 added at each row's class
+    xt, bias, w_all = x.transpose(1, 2), intercept.unsqueeze(-1), weight.unsqueeze(1).unsqueeze(1)
+    low = x.dtype != coef.dtype
+    index_all = targets.unsqueeze(2)
+    minus = torch.full([n_units, n_var, 1, b], -1.0, dtype=coef.dtype, device=coef.device)
+    # both parameters' step counters hold the same count: one counter stepped, read twice (a
+    # `_foreach_add_` on two scalars cost 12 us a step), the other set equal at the end
+    step = state_steps[0]
+    counters = [step, step]
     for i in range(len(lrs)):
         lo = (first + i) * b
+        at = rows[:, lo:lo + b].reshape(-1)
         # the rows of the streams at the gathered sites, dropout as they land in `inputs`
-        gathered = flat.index_select(0, rows[:, lo:lo + b].reshape(-1)).view(n_streams, b, -1, dim)
-        if seeds_outer:
-            torch.mul(gathered.permute(0, 2, 1, 3), keep[:, i], out=inputs)
+        if layout == 2:
+            torch.index_select(flat, 0, at, out=inputs.view(b, -1))
+            inputs[0].mul_(keep[0, i].transpose(0, 1))
         else:
-            torch.mul(gathered.permute(2, 0, 1, 3), keep[:, i], out=inputs)
-        logits = torch.bmm(coef.to(x.dtype), x.transpose(1, 2))
-        logits = logits.float().add_(intercept.unsqueeze(-1))
+            gathered = flat.index_select(0, at).view(n_streams, b, -1, dim)
+            if layout == 1:
+                torch.mul(gathered.permute(0, 2, 1, 3), keep[:, i], out=inputs)
+            else:
+                torch.mul(gathered.permute(2, 0, 1, 3), keep[:, i], out=inputs)
+        if low:
+            logits = torch.bmm(coef.to(x.dtype), xt).float().add_(bias)
+        else:
+            logits = torch.bmm(coef, xt).add_(bias)
         shaped = logits.view(n_units, n_var, logits.shape[1] // n_var, b)
         mine = i * b
-        w = weight[:, mine:mine + b].unsqueeze(1).unsqueeze(1)
+        w = w_all.narrow(3, mine, b)
         if head == 0:  # targets: class ids; p - one_hot as p + (-1) at the class, the same floats
-            index = targets[:, :, mine:mine + b].unsqueeze(2)
-            minus = torch.full(index.shape, -1.0, dtype=shaped.dtype, device=shaped.device)
+            index = index_all.narrow(3, mine, b)
             grad = torch.softmax(shaped, dim=-2).scatter_add_(2, index, minus).mul_(w)
         else:
             encoded = targets[:, :, :, mine:mine + b]
@@ -70,17 +90,19 @@ def linear_chunk(
             else:
                 grad = (shaped - encoded).mul_(2 * w)
         dlogits = grad.view(logits.shape)
-        if x.dtype != grad_coef.dtype:
+        if low:
             grad_coef.copy_(torch.bmm(dlogits.to(x.dtype), x))
         else:
             torch.bmm(dlogits, x, out=grad_coef)
         torch.sum(dlogits, dim=2, out=grad_intercept)
-        torch._foreach_add_(state_steps, 1)
+        step.add_(1)
         torch._fused_adamw_(
             [coef, intercept], [grad_coef, grad_intercept], exp_avg, exp_avg_sq, [],
-            state_steps, lr=lrs[i], beta1=beta1, beta2=beta2, weight_decay=weight_decay,
+            counters, lr=lrs[i], beta1=beta1, beta2=beta2, weight_decay=weight_decay,
             eps=eps, amsgrad=False, maximize=False,
         )
+    for other in state_steps[1:]:
+        other.copy_(step)
 """
 
 
@@ -117,7 +139,7 @@ class FusedChunk:
     def __call__(
         self,
         block: Block,
-        inputs: tuple[Tensor, Tensor, Tensor, Tensor, bool],
+        inputs: tuple[Tensor, Tensor, Tensor, Tensor, int],
         targets: Tensor,
         weight: Tensor,
         steps: range,
@@ -126,7 +148,7 @@ class FusedChunk:
     ) -> None:
         """Steps `steps` of a block. inputs: (features `[item, site * dim]` at the sites it
         gathers, the row streams it reads, their keep masks, its input buffer, whose units start
-        at `offset`, and whether seeds are outer; see SOURCE); targets and weight:
+        at `offset`, and how it holds them; see SOURCE); targets and weight:
         the block's units' for these steps' rows; taken: the mask's updates before this epoch."""
         probes, opt, c = self.probes, self.opt, self.config
         exp_avg, exp_avg_sq, counters = opt.moments(block)

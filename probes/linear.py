@@ -130,11 +130,17 @@ class BatchedProbes:
         """Write the gradients of a block into `self.grads`."""
         raise NotImplementedError
 
+    def eval_weights(self, tensors: dict[str, Tensor]) -> list[Tensor]:
+        """`tensors` (`params` or `best`) arranged for `logits`, once per evaluation (a copy: it
+        used to be made for every chunk of items, 3.4 MB for the UPOS-sized grid)."""
+        raise NotImplementedError
+
     def logits(
-        self, tensors: dict[str, Tensor], xs: Float[Tensor, "site item dim"]
+        self, weights: list[Tensor], xs: Float[Tensor, "site item dim"]
     ) -> Float[Tensor, "site item site_probe out"]:
-        """Evaluation logits (no dropout) of every probe on items `xs` (all grid sites), in the
-        site-major layout of one GEMM per site (`ProbeLayout.from_site_major` gives `[P, ...]`)."""
+        """Evaluation logits (no dropout) of every probe on items `xs` (all grid sites) under
+        `eval_weights(...)`, in the site-major layout of one GEMM per site
+        (`ProbeLayout.from_site_major` gives `[P, ...]`)."""
         raise NotImplementedError
 
 
@@ -168,11 +174,14 @@ class LinearProbes(BatchedProbes):
             torch.bmm(dlogits, x, out=grad_w)
         torch.sum(dlogits, dim=2, out=self.fused(self.grads["intercept"], block))
 
+    def eval_weights(self, tensors: dict[str, Tensor]) -> list[Tensor]:
+        return [_per_site(self.sites_outer(tensors[n])) for n in ("coef", "intercept")]
+
     def logits(
-        self, tensors: dict[str, Tensor], xs: Float[Tensor, "site item dim"]
+        self, weights: list[Tensor], xs: Float[Tensor, "site item dim"]
     ) -> Float[Tensor, "site item site_probe out"]:
         # bmm then the bias, as in `forward`: 76 vs 65 GFLOP/s for [13, 1897, 384] @ [384, 170]
-        coef, bias = (_per_site(self.sites_outer(tensors[n])) for n in ("coef", "intercept"))
+        coef, bias = weights
         y = torch.bmm(xs, coef).add_(bias[:, None])
         return y.view(*y.shape[:2], -1, self.specs["intercept"].shape[0])
 
@@ -222,12 +231,16 @@ class MLPProbes(BatchedProbes):
             torch.bmm(dhid, x, out=grad_w1)
         torch.sum(dhid, dim=2, out=self.fused(grads["hidden_bias"], block))
 
+    def eval_weights(self, tensors: dict[str, Tensor]) -> list[Tensor]:
+        first = [_per_site(self.sites_outer(tensors[n])) for n in ("hidden_weight", "hidden_bias")]
+        w2 = self.probe_order(tensors["coef"]).transpose(1, 2)
+        return [*first, w2, self.probe_order(tensors["intercept"])[:, None]]
+
     def logits(
-        self, tensors: dict[str, Tensor], xs: Float[Tensor, "site item dim"]
+        self, weights: list[Tensor], xs: Float[Tensor, "site item dim"]
     ) -> Float[Tensor, "site item site_probe out"]:
-        w1, b1 = (_per_site(self.sites_outer(tensors[n])) for n in ("hidden_weight", "hidden_bias"))
+        w1, b1, w2, b2 = weights
         hid = torch.baddbmm(b1[:, None], xs, w1).relu_()
         hid = self.layout.from_site_major(hid.view(*hid.shape[:2], -1, self.hidden))
-        w2 = self.probe_order(tensors["coef"]).transpose(1, 2)
-        out = torch.baddbmm(self.probe_order(tensors["intercept"])[:, None], hid, w2)
+        out = torch.baddbmm(b2, hid, w2)
         return self.layout.to_site_major(out)

@@ -141,9 +141,19 @@ class DropoutStreams:
         if self.p == 0:
             return keep
         dim, generator = keep.shape[2], self.generators[m][s]
-        words = torch.empty(-(-max(sizes) * dim // 4), dtype=torch.int64, device=keep.device)
-        for step, size in enumerate(sizes):
-            n = size * dim
-            drawn = words[: -(-n // 4)].random_(INT64_MIN, None, generator=generator)
-            keep[step, :size].copy_(drawn.view(torch.int16)[:n].view(size, dim))
+        # each step takes whole 64-bit words, 4 draws apiece; drawn in one call (the generator's
+        # sequence does not depend on how it is cut: 537 -> 390 us for 16 UPOS-sized steps)
+        counts = [-(-size * dim // 4) for size in sizes]
+        words = torch.empty(sum(counts), dtype=torch.int64, device=keep.device)
+        bits = words.random_(INT64_MIN, None, generator=generator).view(torch.int16)
+        b, full = keep.shape[1], 0  # leading whole batches, when they use every draw of their
+        while b * dim % 4 == 0 and full < len(sizes) and sizes[full] == b:  # words: one run
+            full += 1
+        if full:
+            keep[:full].view(-1).copy_(bits[: full * b * dim])
+        start = 4 * sum(counts[:full])
+        for step in range(full, len(sizes)):
+            n = sizes[step] * dim
+            keep[step, : sizes[step]].copy_(bits[start : start + n].view(sizes[step], dim))
+            start += 4 * counts[step]
         return keep.ge_(self.threshold).mul_(self.scale)

@@ -46,3 +46,30 @@ def test_same_generator_key_same_masks_and_p_zero_draws_nothing() -> None:
 
     torch.testing.assert_close(draw(0.3), draw(0.3), rtol=0, atol=0)
     assert bool((draw(0.0) == 1).all())
+
+
+@pytest.mark.parametrize(
+    ("dim", "batch", "sizes"),
+    [(16, 8, [8, 8, 5]), (7, 5, [5, 5, 3]), (3, 4, [4, 4, 1]), (6, 4, [4, 4, 4, 2])],
+)
+def test_a_chunk_draws_each_step_from_whole_words_in_sequence(
+    dim: int, batch: int, sizes: list[int]
+) -> None:
+    """A chunk's masks are those of drawing each step on its own: ceil(rows * dim / 4) 64-bit
+    words from the (mask, seed)'s generator, read as signed 16-bit values; a step's leftover
+    quarters are skipped. So the masks do not depend on how steps are grouped into chunks."""
+    p = 0.3
+    streams = DropoutStreams(
+        (5,), [100], p, batch_size=batch, dim=dim, steps=4, slots=1, device=torch.device("cpu")
+    )
+    chunk = streams.draw(0, 0, 0, sizes).clone()
+    twin = DropoutStreams(
+        (5,), [100], p, batch_size=batch, dim=dim, steps=4, slots=1, device=torch.device("cpu")
+    )
+    generator = twin.generators[0][0]
+    threshold, scale = keep_rule(p)
+    for step, size in enumerate(sizes):
+        words = torch.empty(-(-size * dim // 4), dtype=torch.int64)
+        words.random_(-(2**63), None, generator=generator)
+        expected = (words.view(torch.int16)[: size * dim].view(size, dim) >= threshold) * scale
+        assert torch.equal(chunk[step, :size], expected.float()), step

@@ -6,8 +6,9 @@ import pytest
 import torch
 
 import probes.fused_steps
+import probes.train
 from probes import MDLBlocks, ProbeGrid, TrainConfig, fit_probes, random_splits
-from probes.blocks import unit_groups
+from probes.blocks import ROWS_IN_PLACE, SEEDS_OUTER, input_layout, unit_groups
 from probes.fused_steps import linear_chunk
 from probes.linear import LinearProbes
 from probes.optim import MaskedAdamW
@@ -79,6 +80,31 @@ def test_multilabel_and_regression_heads_equal_the_python_loop(
     labels = torch.stack([feats[:, 1, 0] > 0, feats[:, 1, 2] > 0.5, feats[:, 2, 3] < 0], 1)
     grid = ProbeGrid(seeds=(0, 1))
     assert_identical(*fit_both(monkeypatch, feats, labels.long(), grid, config))
+
+
+def test_one_seed_blocks_gather_in_place_with_the_same_probes(
+    monkeypatch: pytest.MonkeyPatch, synthetic: Synthetic
+) -> None:
+    """Per-seed order on two workers cuts 2 seeds x 3 sites into one block per seed, whose rows
+    are gathered straight into its buffer (`ROWS_IN_PLACE`); the probes are bit for bit those of
+    the permuting layout, through the fused chunk and the Python loop alike."""
+    grid = ProbeGrid(seeds=(0, 1), control=True)
+    config = TrainConfig(epochs=2, batch_size=16, threads=2)
+    chosen: list[int] = []
+
+    def spy(seeds_outer: bool, covered: int, same_dtype: bool) -> int:
+        chosen.append(input_layout(seeds_outer, covered, same_dtype))
+        return chosen[-1]
+
+    with monkeypatch.context() as patch:
+        patch.setattr(probes.train, "input_layout", spy)
+        in_place = fit_both(monkeypatch, synthetic.feats, synthetic.labels, grid, config)
+    assert chosen == [ROWS_IN_PLACE] * 4  # two blocks, in each of the two fits
+    assert_identical(*in_place)
+    with monkeypatch.context() as patch:
+        patch.setattr(probes.train, "input_layout", lambda *args: SEEDS_OUTER)
+        permuted = fit_both(monkeypatch, synthetic.feats, synthetic.labels, grid, config)
+    assert_identical(in_place[0], permuted[0])
 
 
 def test_fused_adamw_gets_parameters_gradients_and_moments_of_one_shape() -> None:
