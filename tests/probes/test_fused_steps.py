@@ -82,13 +82,15 @@ def test_multilabel_and_regression_heads_equal_the_python_loop(
     assert_identical(*fit_both(monkeypatch, feats, labels.long(), grid, config))
 
 
+@pytest.mark.parametrize("kind", ["linear", "mlp"])
 def test_one_seed_blocks_gather_in_place_with_the_same_probes(
-    monkeypatch: pytest.MonkeyPatch, synthetic: Synthetic
+    monkeypatch: pytest.MonkeyPatch, synthetic: Synthetic, kind: str
 ) -> None:
     """Per-seed order on two workers cuts 2 seeds x 3 sites into one block per seed, whose rows
     are gathered straight into its buffer (`ROWS_IN_PLACE`); the probes are bit for bit those of
-    the permuting layout, through the fused chunk and the Python loop alike."""
-    grid = ProbeGrid(seeds=(0, 1), control=True)
+    the permuting layout, through the fused chunk and the Python loop alike (MLP probes: the
+    Python loop only)."""
+    grid = ProbeGrid(seeds=(0, 1), control=True, kind=kind, hidden=8)  # type: ignore[arg-type]
     config = TrainConfig(epochs=2, batch_size=16, threads=2)
     chosen: list[int] = []
 
