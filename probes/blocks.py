@@ -23,13 +23,6 @@ OUTER_GROUP_MAX = 8  # outer positions per block at most (its input buffer stays
 # classes (493 KB per unit) in 2 / 3 / 4 blocks 4.6-5.3 / 4.3-4.5 / 4.5-5.0 s
 BLOCK_STATE_MAX = 4 * 2**20
 BLOCK_STATE_OVER = 1.25  # cut between outer positions, a block may pass the cap by this factor
-# how a block's input buffer holds its batch rows (`block_rows`; the fused chunk's `layout`)
-SITES_OUTER = 0  # `[site, seed, batch, dim]`: shared order, the one stream's rows at its sites
-SEEDS_OUTER = 1  # `[seed, site, batch, dim]`: per-seed order, its seeds' rows over every site
-# `[1, batch, site, dim]`: per-seed order, one seed's rows gathered straight into the buffer and
-# dropped out in place (no permuting copy: 655 vs 680 us per UPOS-sized step, one core); the
-# GEMMs read each site's rows with a stride of a whole row
-ROWS_IN_PLACE = 2
 
 
 def unit_groups(n_outer: int, n_inner: int, workers: int, unit_bytes: int = 0) -> list[slice]:
@@ -77,19 +70,3 @@ def covered_width(units: slice, n_inner: int) -> int:
     """How many outer positions `units` covers (in whole or in part)."""
     outer = covered_outer(units, n_inner)
     return outer.stop - outer.start
-
-
-def input_layout(seeds_outer: bool, covered: int, same_dtype: bool) -> int:
-    """How a block's input buffer holds its rows: `ROWS_IN_PLACE` where it covers one seed in
-    per-seed order and the features are in the compute dtype (the gather writes the buffer
-    itself), else `SEEDS_OUTER` or `SITES_OUTER`."""
-    if not seeds_outer:
-        return SITES_OUTER
-    return ROWS_IN_PLACE if covered == 1 and same_dtype else SEEDS_OUTER
-
-
-def input_shape(layout: int, covered: int, n_inner: int, batch: int, dim: int) -> tuple[int, ...]:
-    """The shape of a block's input buffer (`covered` outer positions)."""
-    if layout == ROWS_IN_PLACE:
-        return (1, batch, n_inner, dim)
-    return (covered, n_inner, batch, dim)

@@ -28,7 +28,7 @@ HEAD_CODES: dict[str, int] = {"classification": 0, "multilabel": 1, "regression"
 # `_Sweep._steps` + `LinearProbes.forward/backward` + the head's `grad` + torch's fused AdamW
 # (`torch.optim.adamw` with fused=True: the step counters + 1, then `_fused_adamw_`). `flat` is
 # the features as `[item, site * dim]` at the sites the block gathers, `rows` the row streams it
-# reads, `layout` how `inputs` holds them (`blocks.py`): 1 (seeds outer, per-seed order) its
+# reads, `layout` how `inputs` holds them (`block_inputs.py`): 1 (seeds outer, per-seed order) its
 # seeds' rows over every site, `inputs` `[seed, site, batch, dim]` and `keep`
 # `[seed, step, 1, batch, dim]`; 2 the same for one seed, `inputs` `[1, batch, site, dim]`;
 # 0 (sites outer) the one stream's rows at its sites, `inputs` `[site, seed, batch, dim]`; its

@@ -32,16 +32,8 @@ from jaxtyping import Float, Int, Shaped
 from torch import Tensor
 from tqdm.auto import tqdm
 
-from probes.blocks import (
-    ROWS_IN_PLACE,
-    SEEDS_OUTER,
-    Block,
-    covered_outer,
-    covered_width,
-    input_layout,
-    input_shape,
-    unit_groups,
-)
+from probes.block_inputs import block_rows, gather_rows, input_layout, input_shape
+from probes.blocks import Block, covered_outer, covered_width, unit_groups
 from probes.chunk_schedule import ChunkSchedule, Draw, Task
 from probes.config import TrainConfig
 from probes.control import control_labels
@@ -219,14 +211,13 @@ class _Sweep:
         groups = unit_groups(n_outer, inner, workers, state)
         self.blocks: list[Block] = [(m, g) for m in range(len(self.plan.sizes)) for g in groups]
         self.fused: FusedChunk | None = None  # set by `run`
-        self.input_layouts: dict[tuple[int, int], int] = {}  # how a block's buffer holds rows
-        self.inputs: dict[tuple[int, int], Tensor] = {}  # each block's batch rows
+        # each block's input buffer of batch rows, and its layout (`block_inputs.py`)
+        self.inputs: dict[tuple[int, int], tuple[int, Tensor]] = {}
         for m, g in self.blocks:
             covered = covered_width(g, inner)
             lay = input_layout(self.seeds_outer, covered, self.x.dtype == compute)
             shape = input_shape(lay, covered, inner, batch, dim)
-            self.input_layouts[(m, g.start)] = lay
-            self.inputs[(m, g.start)] = torch.zeros(shape, dtype=compute, device=device)
+            self.inputs[(m, g.start)] = lay, torch.zeros(shape, dtype=compute, device=device)
         units = torch.arange(n_sites * n_seeds, device=device)
         self.unit_seed = units // n_sites if self.seeds_outer else units % n_seeds
 
@@ -290,12 +281,11 @@ class _Sweep:
         gather the batches of all seeds at the sites it covers, dropout, logits, gradient and
         AdamW. Per step: left unannotated."""
         m, units = block
-        n_var, b, dim = self.layout.shape[3], self.config.batch_size, self.x.shape[2]
+        n_var, b = self.layout.shape[3], self.config.batch_size
         n_streams, n_items = self.streams.n_streams, self.x.shape[0]
         outer = covered_outer(units, self.n_inner)
         offset = units.start - outer.start * self.n_inner
-        inputs, steps = self.inputs[(m, units.start)], self.streams.steps[m]
-        lay = self.input_layouts[(m, units.start)]
+        (lay, inputs), steps = self.inputs[(m, units.start)], self.streams.steps[m]
         keep = self.dropout.buffer[slot, m]  # [seed, step, batch, dim]
         stop = min(start + STEP_CHUNK, steps)
         seed = self.unit_seed[units]  # each unit's seed, and its stream of batch rows
@@ -317,13 +307,7 @@ class _Sweep:
             part = slice(step * b, (step + 1) * b)  # of the epoch's rows
             mine = slice((step - start) * b, (step - start + 1) * b)  # of this chunk's
             at = streams[:, part].reshape(-1)
-            if lay == ROWS_IN_PLACE:  # gathered into the buffer, dropped out there
-                torch.index_select(source, 0, at, out=inputs.view(b, -1))
-                inputs[0].mul_(keep[0, step - start].transpose(0, 1))
-            else:
-                gathered = source.index_select(0, at).view(streams.shape[0], b, -1, dim)
-                order = (0, 2, 1, 3) if lay == SEEDS_OUTER else (2, 0, 1, 3)
-                torch.mul(gathered.permute(order), keep[:, step - start], out=inputs)
+            gather_rows(source, at, keep[:, step - start], inputs, lay, streams.shape[0])
             logits, cache = self.probes.forward(block, x)  # [unit, variant * out, batch]
             shaped = logits.view(x.shape[0], n_var, logits.shape[1] // n_var, b)
             w = unit_weight[:, None, None, mine]  # [unit, 1, 1, batch]
@@ -380,13 +364,6 @@ class _Sweep:
                 else "train_fraction"
             ),
         )
-
-
-def block_rows(inputs: Tensor, layout: int) -> Float[Tensor, "unit batch dim"]:
-    """A block's input buffer as every covered unit's batch rows (a view; `blocks.py`)."""
-    if layout == ROWS_IN_PLACE:  # [1, batch, site, dim]: each site's rows a row apart
-        return inputs[0].transpose(0, 1)
-    return inputs.flatten(0, 1)
 
 
 def _site_features(

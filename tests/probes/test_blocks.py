@@ -7,16 +7,7 @@ from itertools import pairwise
 
 import pytest
 
-from probes.blocks import (
-    BLOCK_STATE_MAX,
-    ROWS_IN_PLACE,
-    SEEDS_OUTER,
-    SITES_OUTER,
-    covered_outer,
-    input_layout,
-    input_shape,
-    unit_groups,
-)
+from probes.blocks import BLOCK_STATE_MAX, covered_outer, unit_groups
 
 
 @pytest.mark.parametrize(
@@ -63,17 +54,3 @@ def test_more_blocks_than_workers_cut_between_sites():
 def test_covered_outer_of_a_range_that_splits_a_site():
     assert covered_outer(slice(30, 65), 5) == slice(6, 13)
     assert covered_outer(slice(0, 32), 5) == slice(0, 7)
-
-
-@pytest.mark.parametrize(
-    ("seeds_outer", "covered", "same_dtype", "layout", "shape"),
-    [
-        (True, 1, True, ROWS_IN_PLACE, (1, 64, 13, 384)),  # one seed: gathered in place
-        (True, 2, True, SEEDS_OUTER, (2, 13, 64, 384)),
-        (True, 1, False, SEEDS_OUTER, (1, 13, 64, 384)),  # float16 features, float32 buffer
-        (False, 1, True, SITES_OUTER, (1, 13, 64, 384)),
-    ],
-)
-def test_input_buffer_layout(seeds_outer, covered, same_dtype, layout, shape):
-    assert input_layout(seeds_outer, covered, same_dtype) == layout
-    assert input_shape(layout, covered, 13, 64, 384) == shape

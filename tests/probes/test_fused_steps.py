@@ -8,7 +8,8 @@ import torch
 import probes.fused_steps
 import probes.train
 from probes import MDLBlocks, ProbeGrid, TrainConfig, fit_probes, random_splits
-from probes.blocks import ROWS_IN_PLACE, SEEDS_OUTER, input_layout, unit_groups
+from probes.block_inputs import ROWS_IN_PLACE, SEEDS_OUTER, input_layout
+from probes.blocks import unit_groups
 from probes.fused_steps import linear_chunk
 from probes.linear import LinearProbes
 from probes.optim import MaskedAdamW
