@@ -85,6 +85,12 @@ def load() -> str:
     return f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
 
 
+def fastest(fn: Callable[[], object], repeats: int) -> tuple[Timed, list[float]]:
+    """The fastest of `repeats` runs of `fn` (with its result), and every run's wall seconds."""
+    runs = [timed(fn) for _ in range(repeats)]
+    return min(runs, key=lambda t: t.wall), [t.wall for t in runs]
+
+
 def best_of(fn: Callable[[], object], repeats: int) -> float:
     """Fastest wall time of `repeats` runs."""
     fn()

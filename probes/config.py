@@ -21,8 +21,9 @@ class TrainConfig:
     default).
 
     `threads`: worker threads that share the training blocks and evaluation chunks on the CPU,
-    each with one intra-op thread (robust beside other busy processes; see `probes.workers`);
-    the caller's torch setting is restored afterwards and results do not depend on it.
+    each with one intra-op thread (robust beside other busy processes; see `probes.workers`),
+    pinned one per CPU when there are as many as CPUs (`LINGPROBE_PIN_THREADS=0`: never); the
+    caller's torch setting is restored afterwards and results do not depend on it.
     `compute="bfloat16"` runs the training GEMMs in bfloat16 (inputs and a per-step copy of the
     weights; softmax, gradient accumulation, AdamW and evaluation stay float32): faster where
     the CPU has bfloat16 instructions, at slightly different numbers.
