@@ -10,7 +10,8 @@ Printed beside it: the same one-probe fits with the TorchScript chunk (lingprobe
 at a time). Also: the shared-order option, the roofline
 (feature GB/s and GFLOP/s against this machine's bounds, measured right before and right after
 each sweep, the higher counting; the sweep's fastest of 3 runs, 2 for shared order, as the
-bounds are the best of 5 each, since the shared machine's noise is about 5 %), and the
+bounds are the best of 5 each, since the shared machine's noise is 5-10 %; the loop, timed
+once, is set against that fastest sweep), and the
 same comparison on one thread in CPU seconds, which other jobs on the shared machine disturb
 least (with two threads, contention stalls the loop's tiny OpenMP ops more than the sweep).
 """
