@@ -15,6 +15,7 @@ from typing import Any
 
 from torch import Tensor
 
+from probes.block_inputs import ROWS_IN_PLACE, SEEDS_OUTER
 from probes.blocks import Block
 from probes.config import TrainConfig
 from probes.heads import Head
@@ -28,15 +29,15 @@ HEAD_CODES: dict[str, int] = {"classification": 0, "multilabel": 1, "regression"
 # `_Sweep._steps` + `LinearProbes.forward/backward` + the head's `grad` + torch's fused AdamW
 # (`torch.optim.adamw` with fused=True: the step counters + 1, then `_fused_adamw_`). `flat` is
 # the features as `[item, site * dim]` at the sites the block gathers, `rows` the row streams it
-# reads, `layout` how `inputs` holds them (`block_inputs.py`): 1 (seeds outer, per-seed order) its
-# seeds' rows over every site, `inputs` `[seed, site, batch, dim]` and `keep`
-# `[seed, step, 1, batch, dim]`; 2 the same for one seed, `inputs` `[1, batch, site, dim]`;
-# 0 (sites outer) the one stream's rows at its sites, `inputs` `[site, seed, batch, dim]`; its
-# units start at `offset`. `targets`
+# reads, `layout` how `inputs` holds them (`block_inputs.py`, its codes written into the source):
+# SEEDS_OUTER (per-seed order) its seeds' rows over every site, `inputs` `[seed, site, batch, dim]`
+# and `keep` `[seed, step, 1, batch, dim]`; ROWS_IN_PLACE the same for one seed, `inputs`
+# `[1, batch, site, dim]`; SITES_OUTER the one stream's rows at its sites, `inputs`
+# `[site, seed, batch, dim]`; its units start at `offset`. `targets`
 # and `weight` are the block's units' for the chunk's rows: for classification class ids
 # `[unit, variant, row]` (no one-hot copy of every epoch's rows); other heads get the encoded
 # `[unit, variant, out, row]`.
-SOURCE = """
+SOURCE = f"""
 def linear_chunk(
     flat: Tensor, rows: Tensor, keep: Tensor, inputs: Tensor, layout: int,
     coef: Tensor, intercept: Tensor, grad_coef: Tensor, grad_intercept: Tensor,
@@ -47,7 +48,7 @@ def linear_chunk(
 ):
     n_streams, b, dim = rows.shape[0], keep.shape[-2], keep.shape[-1]
     n_units = coef.shape[0]
-    if layout == 2:  # one seed's rows gathered into `inputs` [1, batch, site, dim] itself
+    if layout == {ROWS_IN_PLACE}:  # one seed's rows gathered into `inputs` [1, batch, site, dim]
         x = inputs[0].transpose(0, 1).narrow(0, offset, n_units)
     else:
         x = inputs.flatten(0, 1).narrow(0, offset, n_units)
@@ -64,12 +65,12 @@ def linear_chunk(
         lo = (first + i) * b
         at = rows[:, lo:lo + b].reshape(-1)
         # the rows of the streams at the gathered sites, dropout as they land in `inputs`
-        if layout == 2:
+        if layout == {ROWS_IN_PLACE}:
             torch.index_select(flat, 0, at, out=inputs.view(b, -1))
             inputs[0].mul_(keep[0, i].transpose(0, 1))
         else:
             gathered = flat.index_select(0, at).view(n_streams, b, -1, dim)
-            if layout == 1:
+            if layout == {SEEDS_OUTER}:
                 torch.mul(gathered.permute(0, 2, 1, 3), keep[:, i], out=inputs)
             else:
                 torch.mul(gathered.permute(2, 0, 1, 3), keep[:, i], out=inputs)

@@ -24,9 +24,8 @@ cover every CPU, so two pinned fits share each CPU evenly. `LINGPROBE_PIN_THREAD
 
 from __future__ import annotations
 
-import itertools
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager, suppress
 from typing import TypeVar
@@ -103,7 +102,7 @@ class WorkerPool:
 PIN_VARIABLE = "LINGPROBE_PIN_THREADS"
 
 
-def _one_thread(cpus: Sequence[int] | None, started: Iterator[int]) -> None:
+def _one_thread(cpus: Iterator[int] | None) -> None:
     """A worker's own intra-op setting, and its CPU when `cpus` are given (the next one). The
     caller's `torch.set_num_threads(1)` does not reach new threads: OpenMP and MKL keep the
     setting per thread, so a worker would otherwise run each GEMM (MKL, oneDNN) and OpenMP loop
@@ -112,7 +111,7 @@ def _one_thread(cpus: Sequence[int] | None, started: Iterator[int]) -> None:
     if cpus is not None:
         # 0: this thread (Linux); a CPU gone since (hotplug, a changed cpuset): run unpinned
         with suppress(OSError):
-            os.sched_setaffinity(0, {cpus[next(started) % len(cpus)]})
+            os.sched_setaffinity(0, {next(cpus)})
 
 
 def worker_cpus(n: int) -> list[int] | None:
@@ -153,7 +152,7 @@ def worker_pool(threads: int | None) -> Iterator[WorkerPool]:
             n,
             thread_name_prefix="probes",
             initializer=_one_thread,
-            initargs=(cpus, itertools.count()),
+            initargs=(None if cpus is None else iter(cpus),),
         )
     try:
         yield WorkerPool(executor, n)
