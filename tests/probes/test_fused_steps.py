@@ -23,13 +23,16 @@ def fit_both(
     grid: ProbeGrid,
     config: TrainConfig,
     keys: torch.Tensor | None = None,
+    device: str | None = None,
 ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-    """Weights of the same fit through the fused chunk and through the Python loop."""
+    """Weights of the same fit through the fused chunk and through the Python loop (on `device`,
+    default the trainer's own choice: CUDA where the suite leaves it visible)."""
     splits = random_splits(feats.shape[0], seed=3)
-    fused = fit_probes(feats, targets, splits, grid, config, keys=keys, progress=False)
+    args = (feats, targets, splits, grid, config)
+    fused = fit_probes(*args, keys=keys, device=device, progress=False)
     with monkeypatch.context() as patch:
         patch.setattr(probes.fused_steps, "linear_chunk", lambda: None)
-        loop = fit_probes(feats, targets, splits, grid, config, keys=keys, progress=False)
+        loop = fit_probes(*args, keys=keys, device=device, progress=False)
     assert fused.metrics.equals(loop.metrics)
     assert fused.probes.equals(loop.probes)
     return fused.weights, loop.weights
@@ -83,31 +86,69 @@ def test_multilabel_and_regression_heads_equal_the_python_loop(
     assert_identical(*fit_both(monkeypatch, feats, labels.long(), grid, config))
 
 
-@pytest.mark.parametrize("kind", ["linear", "mlp"])
-def test_one_seed_blocks_gather_in_place_with_the_same_probes(
-    monkeypatch: pytest.MonkeyPatch, synthetic: Synthetic, kind: str
-) -> None:
-    """Per-seed order on two workers cuts 2 seeds x 3 sites into one block per seed, whose rows
-    are gathered straight into its buffer (`ROWS_IN_PLACE`); the probes are bit for bit those of
-    the permuting layout, through the fused chunk and the Python loop alike (MLP probes: the
-    Python loop only)."""
-    grid = ProbeGrid(seeds=(0, 1), control=True, kind=kind, hidden=8)  # type: ignore[arg-type]
-    config = TrainConfig(epochs=2, batch_size=16, threads=2)
+def spy_on_layouts(patch: pytest.MonkeyPatch) -> list[int]:
+    """The input layout chosen for each block of the fits that follow."""
     chosen: list[int] = []
 
     def spy(seeds_outer: bool, covered: int, same_dtype: bool) -> int:
         chosen.append(input_layout(seeds_outer, covered, same_dtype))
         return chosen[-1]
 
+    patch.setattr(probes.train, "input_layout", spy)
+    return chosen
+
+
+def assert_in_place_equals_permuted(
+    monkeypatch: pytest.MonkeyPatch,
+    synthetic: Synthetic,
+    grid: ProbeGrid,
+    config: TrainConfig,
+    device: str | None = None,
+) -> list[int]:
+    """Fits the grid with the layouts the trainer chooses, then with every block forced to the
+    permuting layout: the probes are bit for bit the same (fused chunk and Python loop alike).
+    Returns the layouts chosen."""
+    data = (synthetic.feats, synthetic.labels, grid, config)
     with monkeypatch.context() as patch:
-        patch.setattr(probes.train, "input_layout", spy)
-        in_place = fit_both(monkeypatch, synthetic.feats, synthetic.labels, grid, config)
-    assert chosen == [ROWS_IN_PLACE] * 4  # two blocks, in each of the two fits
+        chosen = spy_on_layouts(patch)
+        in_place = fit_both(monkeypatch, *data, device=device)
     assert_identical(*in_place)
     with monkeypatch.context() as patch:
         patch.setattr(probes.train, "input_layout", lambda *args: SEEDS_OUTER)
-        permuted = fit_both(monkeypatch, synthetic.feats, synthetic.labels, grid, config)
+        permuted = fit_both(monkeypatch, *data, device=device)
     assert_identical(in_place[0], permuted[0])
+    return chosen
+
+
+@pytest.mark.parametrize("kind", ["linear", "mlp"])
+def test_one_seed_blocks_gather_in_place_with_the_same_probes(
+    monkeypatch: pytest.MonkeyPatch, synthetic: Synthetic, kind: str
+) -> None:
+    """Per-seed order on two CPU workers cuts 2 seeds x 3 sites into one block per seed, whose
+    rows are gathered straight into its buffer (`ROWS_IN_PLACE`); the probes are bit for bit
+    those of the permuting layout, through the fused chunk and the Python loop alike (MLP probes:
+    the Python loop only). The CPU is named: a GPU fit has one block, of both seeds."""
+    grid = ProbeGrid(seeds=(0, 1), control=True, kind=kind, hidden=8)  # type: ignore[arg-type]
+    config = TrainConfig(epochs=2, batch_size=16, threads=2)
+    chosen = assert_in_place_equals_permuted(monkeypatch, synthetic, grid, config, "cpu")
+    assert chosen == [ROWS_IN_PLACE] * 4  # two blocks, in each of the two fits
+
+
+def test_one_seed_blocks_gather_in_place_on_the_default_device(
+    monkeypatch: pytest.MonkeyPatch, synthetic: Synthetic
+) -> None:
+    """The in-place gather on the trainer's own device (CUDA when `LINGPROBE_TEST_CUDA=1` leaves a
+    GPU visible), with blocks cut one seed each: a GPU fit makes one block of up to 8 seeds, so
+    only such a cut reaches the in-place layout there. The probes are the permuting layout's."""
+
+    def one_seed_each(n_outer: int, n_inner: int, *args: object) -> list[slice]:
+        return [slice(o * n_inner, (o + 1) * n_inner) for o in range(n_outer)]
+
+    monkeypatch.setattr(probes.train, "unit_groups", one_seed_each)
+    grid = ProbeGrid(seeds=(0, 1, 2), control=True)
+    config = TrainConfig(epochs=2, batch_size=16)
+    chosen = assert_in_place_equals_permuted(monkeypatch, synthetic, grid, config)
+    assert chosen == [ROWS_IN_PLACE] * 6  # three blocks, in each of the two fits
 
 
 def test_fused_adamw_gets_parameters_gradients_and_moments_of_one_shape() -> None:
