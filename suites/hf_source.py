@@ -3,8 +3,9 @@
 `Task.from_hf` is the public entry point. Columns are named by the caller; every missing column is
 reported with the columns that exist. Labels: a `ClassLabel` column gives its class names, a list
 of them (or of strings) a multi-label task, floats a regression task, anything else classes by
-their string form. Splits: a `DatasetDict`'s splits map to train/dev/test by name (`validation`
-and `dev` to dev), or as `split=` says; a single table takes `split_column=` or one split name.
+their string form; -1 or None is "no label" (`suites.hf_labels`). Splits: a `DatasetDict`'s
+splits map to train/dev/test by name (`validation` and `dev` to dev), or as `split=` says; a
+single table takes `split_column=` or one split name.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any
 from probes.inputs import TargetKind
 from probes.splits import SPLIT_NAMES
 from suites.errors import TaskError
+from suites.hf_labels import LabelReader
+from suites.text_files import csv_problem, read_utf8
 
 HFData = Any  # a datasets.Dataset, a datasets.DatasetDict, a hub name or a local file path
 TargetType = TargetKind
@@ -93,8 +96,15 @@ def _open(datasets: Any, data: str | Path, config: str | None, revision: str | N
         builder = FILE_BUILDERS.get(path.suffix.lower())
         if builder is None:
             raise TaskError(f"{path}: read .parquet, .csv, .tsv, .json or .jsonl files")
-        options = {"delimiter": "\t"} if path.suffix.lower() == ".tsv" else {}
-        return datasets.load_dataset(builder, data_files=str(path), **options)
+        delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+        options = {"delimiter": delimiter} if builder == "csv" else {}
+        try:
+            return datasets.load_dataset(builder, data_files=str(path), **options)
+        except TaskError:
+            raise
+        except Exception as error:  # datasets wraps the parser's error: name the file and line
+            problem = csv_problem(path, read_utf8(path), delimiter) if builder == "csv" else None
+            raise TaskError(problem or _unreadable(path, error)) from None
     try:
         return datasets.load_dataset(str(data), config, revision=revision)
     except (FileNotFoundError, ConnectionError, ValueError) as error:
@@ -102,6 +112,12 @@ def _open(datasets: Any, data: str | Path, config: str | None, revision: str | N
             f"cannot load {str(data)!r}: it is neither a local file nor a dataset the hub serves"
             f" here ({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''})"
         ) from error
+
+
+def _unreadable(path: Path, error: BaseException) -> str:
+    cause = error.__cause__ or error.__context__ or error
+    first = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+    return f"{path}: cannot read it as a {path.suffix} table ({first[:200]}); check the file"
 
 
 def _check_columns(table: Any, wanted: Mapping[str, str | None]) -> None:
@@ -159,6 +175,7 @@ def task_rows(
     rows: list[dict[str, Any]] = []
     kinds: set[str] = set()
     names: list[str] = []
+    reader = LabelReader(label)
     columns = {
         "text": text,
         "label": label,
@@ -175,18 +192,14 @@ def task_rows(
         kinds.add(kind)
         names = names or class_names
         for i, record in enumerate(table):
-            value = record[label]
-            if kind == "classification":
-                value = class_names[value] if class_names else str(value)
-            elif kind == "multilabel":
-                value = [class_names[v] if class_names else str(v) for v in value]
-            else:
-                value = float(value)
             split = ours if split_column is None else str(record[split_column])
             if split not in SPLIT_NAMES:
                 raise TaskError(
                     f"column {split_column!r} row {i}: split {split!r}; use one of {SPLIT_NAMES}"
                 )
+            value = reader.read(record[label], kind, class_names, split, i)
+            if value is None:
+                continue  # unlabelled: out of training and evaluation, counted by the reader
             if not isinstance(record[text], str):
                 raise TaskError(f"column {text!r} row {i}: {record[text]!r} is not a string")
             rows.append(
@@ -201,4 +214,5 @@ def task_rows(
             )
     if len(kinds) != 1:
         raise TaskError(f"the splits' label columns disagree in kind ({sorted(kinds)})")
+    reader.report()
     return rows, kinds.pop(), names  # type: ignore[return-value]

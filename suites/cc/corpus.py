@@ -16,6 +16,7 @@ import polars as pl
 
 from suites.cc.errors import CorpusError
 from suites.datasets.errors import DataNotFoundError
+from suites.text_files import read_csv_frame
 
 LABEL_WORDS = {
     "1": 1,
@@ -37,8 +38,8 @@ def read_labelled_sentences(path: str | Path) -> pl.DataFrame:
             f"corpus file {source} does not exist; pass a .csv/.tsv/.jsonl/.parquet"
         )
     readers = {
-        ".csv": lambda p: pl.read_csv(p, infer_schema_length=0),
-        ".tsv": lambda p: pl.read_csv(p, separator="\t", infer_schema_length=0, quote_char=None),
+        ".csv": lambda p: read_csv_frame(p, error=CorpusError),
+        ".tsv": lambda p: read_csv_frame(p, separator="\t", error=CorpusError, quote_char=None),
         ".jsonl": pl.read_ndjson,
         ".parquet": pl.read_parquet,
     }

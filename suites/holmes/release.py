@@ -17,8 +17,6 @@ seeded 70/10/20 splits (Holmes §4.3).
 from __future__ import annotations
 
 import ast
-import csv
-import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +28,7 @@ from suites.datasets import DataSource
 from suites.datasets.errors import DataNotFoundError
 from suites.holmes.inventory import lookup
 from suites.tasks import TargetType, Task, TaskError, make_frame
-from suites.text_files import read_utf8
+from suites.text_files import read_csv_frame, read_utf8
 
 SAMPLES = "samples.csv"
 CONFIG_KEYS = ("probe_name", "probe_task_type", "control_task_type", "num_labels")
@@ -178,28 +176,9 @@ def read_holmes(
 
 
 def read_samples(samples: Path) -> pl.DataFrame:
-    """`samples.csv` as strings; `TaskError` naming the file (and line) when it is not UTF-8 or
+    """`samples.csv` as strings; `TaskError` naming the file and line when it is not UTF-8 or
     not a well-formed CSV."""
-    text = read_utf8(samples)
-    try:
-        return pl.read_csv(text.encode(), infer_schema=False)
-    except pl.exceptions.PolarsError as error:
-        raise TaskError(_csv_problem(samples, text, error)) from None
-
-
-def _csv_problem(samples: Path, text: str, error: Exception) -> str:
-    """Where a CSV stops being well formed: the first record whose field count differs from the
-    header's (found with the csv module, which reports records, not polars internals)."""
-    reader = csv.reader(io.StringIO(text))
-    header = next(reader, [])
-    for record in reader:
-        if record and len(record) != len(header):
-            return (
-                f"{samples}:{reader.line_num}: {len(record)} fields where the header has"
-                f" {len(header)} ({', '.join(header)}); quote fields that contain commas"
-            )
-    first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    return f"{samples}: not a well-formed CSV ({first}); check its quoting and columns"
+    return read_csv_frame(samples)
 
 
 def read_holmes_tree(root: str | Path, **options: Any) -> list[Task]:
