@@ -18,6 +18,9 @@ from probes.splits import SPLIT_NAMES, TRAIN
 
 TargetKind = Literal["classification", "multilabel", "regression"]
 CHECK_BYTES = 1 << 26  # bytes of features checked per block by `check_features`
+# Without num_classes, ids 0..max are the classes: above this many, ids of which fewer than half
+# name an item are refused as sparse (one outlier id would make a probe of mostly empty classes).
+SPARSE_CLASSES = 64
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,15 @@ def _class_targets(values: Int[Tensor, " item"], num_classes: int | None) -> Tar
         )
     if k < 2:
         raise ProbeInputError(f"targets: {k} class; a classification probe needs at least 2.")
+    if num_classes is None and k > SPARSE_CLASSES:
+        distinct = int(values.unique().numel())
+        if k > 2 * distinct:
+            raise ProbeInputError(
+                f"targets: the class ids are sparse: {distinct} distinct ids up to {k - 1} would"
+                f" make a {k}-class probe ({k - distinct} classes that no item has); map them to"
+                " dense ids with `names, ids = np.unique(targets, return_inverse=True)` (class i"
+                f" is names[i]), or pass num_classes={k} if those classes are real."
+            )
     return Targets("classification", values, k)
 
 

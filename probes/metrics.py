@@ -1,10 +1,12 @@
 """Metrics of every probe at once, equal to sklearn's and scipy's on each probe.
 
-Classification metrics come from one batched confusion matrix `[probe, true, pred]` (a bincount
-over `probe*K*K + true*K + pred`). Macro-F1 averages over the classes present in the truth or
-the predictions of the included items, as `sklearn.metrics.f1_score` does by default; MCC is
-sklearn's multiclass formula and 0 where it is undefined; Pearson's r is NaN for constant
-inputs, as scipy's. Probes with no included item get NaN.
+Classification metrics come from per-class counts `[probe, class]` (true positives, true and
+predicted totals: bincounts over `probe*K + class`, memory linear in the number of classes K);
+`confusion_matrices` gives the whole `[probe, true, pred]` table where it is wanted. Macro-F1
+averages over the classes present in the truth or the predictions of the included items, as
+`sklearn.metrics.f1_score` does by default; MCC is sklearn's multiclass formula and 0 where it
+is undefined; Pearson's r is NaN for constant inputs, as scipy's. Probes with no included item
+get NaN.
 
 Every metric is a function of per-item sums (`*_from_counts`, `pearson_from_sums`): class
 counts (true positives, true and predicted totals), label counts, or moments. The bootstrap
@@ -116,8 +118,36 @@ def classification_metrics(
     include: Bool[Tensor, "probe item"] | None = None,
 ) -> dict[str, Float[Tensor, " probe"]]:
     """accuracy, macro_f1, micro_f1, mcc per probe."""
-    conf = confusion_matrices(pred, true, num_classes, include)
-    return class_count_metrics(*_class_counts(conf))
+    return class_count_metrics(*class_counts(pred, true, num_classes, include))
+
+
+def class_counts(
+    pred: Int[Tensor, "probe item"],
+    true: Int[Tensor, "probe item"],
+    num_classes: int,
+    include: Bool[Tensor, "probe item"] | None = None,
+) -> tuple[
+    Float[Tensor, "probe class"], Float[Tensor, "probe class"], Float[Tensor, "probe class"]
+]:
+    """(true positives, true totals, predicted totals) per probe and class over the included
+    items, float64: the diagonal and the two margins of `confusion_matrices` without its K*K
+    cells."""
+    p, k = pred.shape[0], num_classes
+    offset = torch.arange(p, device=pred.device)[:, None] * k
+    weight = torch.ones(pred.shape, dtype=torch.float64, device=pred.device)
+    if include is not None:
+        weight = weight * include
+    true_bins = (true.to(torch.int64) + offset).reshape(-1)
+
+    def count(bins: Tensor, weights: Tensor) -> Tensor:
+        return torch.bincount(bins, weights=weights.reshape(-1), minlength=p * k).view(p, k)
+
+    hits = weight * (pred == true)
+    return (
+        count(true_bins, hits),
+        count(true_bins, weight),
+        count((pred.to(torch.int64) + offset).reshape(-1), weight),
+    )
 
 
 def multilabel_metrics(

@@ -166,6 +166,7 @@ def probe_task(
         grid or ProbeGrid(),
         config or TrainConfig(),
         keys=task.keys,
+        num_classes=task.num_classes if task.target_type == "classification" else None,
         device=device,
         progress=progress,
         site_names=[s.name for s in chosen],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -73,6 +74,18 @@ def test_label_outside_the_class_range(synthetic: Synthetic) -> None:
     labels[5] = -1
     with pytest.raises(ProbeInputError, match="label -1"):
         fit(synthetic, targets=labels)
+
+
+def test_sparse_class_ids_are_refused_with_the_fix(synthetic: Synthetic) -> None:
+    labels = synthetic.labels.clone()
+    labels[5] = 49_999
+    with pytest.raises(
+        ProbeInputError, match=r"class ids are sparse: 5 distinct ids up to 49999 would make a"
+    ):
+        fit(synthetic, targets=labels)
+    names, ids = np.unique(labels.numpy(), return_inverse=True)  # the fix the message gives
+    dense = fit(synthetic, targets=torch.as_tensor(ids))
+    assert names.tolist()[-1] == 49_999 and dense.table().height > 0
 
 
 def test_split_without_training_or_dev_items(synthetic: Synthetic) -> None:

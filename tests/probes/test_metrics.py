@@ -82,6 +82,20 @@ def test_constant_prediction_and_missing_classes_by_hand() -> None:
     assert float(got["accuracy"][0]) == 0.5
 
 
+def test_an_outlier_class_id_costs_memory_linear_in_the_classes() -> None:
+    """Ids 0..3 and 49,999: K = 50,000 classes would be a 20 GB confusion table per probe; the
+    metrics need only [probe, class] counts, and equal sklearn's."""
+    gen = torch.Generator().manual_seed(0)
+    true = torch.randint(0, 4, (4, 40), generator=gen)
+    true[:, 7] = 49_999
+    pred = torch.where(torch.rand(true.shape, generator=gen) < 0.7, true, (true + 1) % 4)
+    got = classification_metrics(pred, true, 50_000)
+    for probe in range(4):
+        want = sklearn_classification(true[probe].numpy(), pred[probe].numpy())
+        for name, value in want.items():
+            assert float(got[name][probe]) == pytest.approx(value, abs=1e-12), name
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(1, 3), st.integers(1, 25), st.integers(2, 5), st.integers(0, 2**31 - 1))
 def test_multilabel_metrics_equal_sklearn(p: int, n: int, k: int, seed: int) -> None:
