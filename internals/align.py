@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from internals.errors import ItemError, TokenizerError
-from internals.items import CharSpan
+from internals.items import CharSpan, invisible
 
 # IS_SPACE[c]: str.isspace() of code point c (every whitespace code point is below 0x3001);
 # the last entry stands for every code point above.
@@ -108,10 +108,18 @@ def align_text(
     last_char = int(end[usable].max()) if usable.any() else 0
     for (s, e), owner, count in zip(wanted, owners, counts):
         if count == 0:
-            if s >= last_char:
+            if not usable.any():
+                fix = (
+                    f"the {field} has no tokens: the tokenizer maps all its characters to nothing"
+                    " (e.g. zero-width or control characters only); give visible text"
+                )
+            elif s >= last_char and not invisible(text[s:e]):
                 fix = "the text was truncated at the model's maximum length; shorten the text"
             else:
-                fix = "the tokenizer maps these characters to nothing; pick a span with other text"
+                fix = (
+                    "the tokenizer maps these characters to nothing (zero-width or control"
+                    " characters); pick a span with other text"
+                )
             raise ItemError(
                 owner, f"span ({s}, {e}) of {field} ({text[s:e]!r}) covers no token: {fix}"
             )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -97,9 +98,21 @@ def _offset(name: str, span: object, value: object) -> int:
     )
 
 
+def invisible(text: str) -> bool:
+    """Whether `text` is only whitespace and zero-width or other format characters (Unicode
+    category Cf, e.g. U+200B), which tokenizers map to no token."""
+    return all(c.isspace() or unicodedata.category(c) == "Cf" for c in text)
+
+
 def _check_content(index: int, name: str, text: str) -> None:
     if not text.strip():
         raise ItemError(index, f"{name} is empty or whitespace; give every item a non-empty text")
+    if invisible(text):
+        raise ItemError(
+            index,
+            f"{name} is only zero-width or other invisible format characters ({text[:8]!r}),"
+            " so it has no tokens; give every item visible text",
+        )
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as error:

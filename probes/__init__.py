@@ -25,6 +25,7 @@ from probes.errors import (
     ProbeDivergedWarning,
     ProbeInputError,
     ResultsDamagedError,
+    TreeError,
 )
 from probes.grid import ProbeGrid
 from probes.logistic import LogisticProbes, fit_logistic_regression
@@ -82,6 +83,7 @@ __all__ = [
     "SwapPatterns",
     "TestPredictions",
     "TrainConfig",
+    "TreeError",
     "accuracy",
     "block_items",
     "bootstrap_p_values",

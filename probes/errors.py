@@ -9,6 +9,17 @@ class ProbeInputError(LingprobeError, ValueError):
     """Features, targets, splits or keys that cannot be probed (shape, value, or content)."""
 
 
+class TreeError(ProbeInputError):
+    """One sentence's heads in `SentenceTrees` are not a dependency tree (no root, two roots, a
+    cycle): `sentence` is its index among the trees, `problem` what is wrong with it, so a
+    reader can name the sentence's file and line."""
+
+    def __init__(self, sentence: int, problem: str) -> None:
+        self.sentence = sentence
+        self.problem = problem
+        super().__init__(f"SentenceTrees: sentence {sentence} {problem}")
+
+
 class ProbeConfigError(LingprobeError, ValueError):
     """A `ProbeGrid`, `TrainConfig` or `MDLBlocks` setting that is out of range or inconsistent."""
 

@@ -19,7 +19,7 @@ import torch
 from jaxtyping import Bool, Float, Int
 from torch import Tensor
 
-from probes.errors import ProbeInputError
+from probes.errors import ProbeInputError, TreeError
 
 
 @dataclass(frozen=True)
@@ -65,17 +65,18 @@ class SentenceTrees:
         roots.index_add_(0, self.sentence_of, (heads == 0).long())
         if bool((roots != 1).any()):
             s = int((roots != 1).nonzero()[0])
-            raise ProbeInputError(
-                f"SentenceTrees: sentence {s} has {int(roots[s])} roots (head 0); a dependency"
-                " tree has exactly one."
+            raise TreeError(
+                s, f"has {int(roots[s])} roots (head 0); a dependency tree has exactly one"
             )
         _, top = _pointer_doubling(self.parents, self.lengths)
         cyclic = heads[top] != 0
         if bool(cyclic.any()):
             word = int(cyclic.nonzero()[0])
-            raise ProbeInputError(
-                f"SentenceTrees: word {word} (sentence {int(self.sentence_of[word])}) never"
-                " reaches the root following its heads; the heads contain a cycle."
+            s = int(self.sentence_of[word])
+            raise TreeError(
+                s,
+                f"has a cycle: word {word - int(self.offsets[s]) + 1} never reaches the root"
+                " following its heads",
             )
 
     @property

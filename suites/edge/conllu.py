@@ -81,6 +81,11 @@ def _sentence(rows: list[tuple[int, list[str]]], text: str | None, path: Path) -
                 )
             surface.append((first, last, cols[1], cols))
         elif ident.isdigit() and int(ident) > 0:
+            if int(ident) in words:
+                raise TaskError(
+                    f"{path}:{line}: duplicate word ID {int(ident)} (also on line"
+                    f" {words[int(ident)][10]}); number the words of a sentence 1, 2, 3, ..."
+                )
             words[int(ident)] = [*cols, str(line)]
             if not any(a <= int(ident) <= b for a, b, _, _ in surface):
                 surface.append((int(ident), int(ident), cols[1], cols))

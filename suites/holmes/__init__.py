@@ -15,7 +15,8 @@ from suites.holmes.published import (
     published_scores,
     read_leaderboard,
 )
-from suites.holmes.release import ReleaseConfig, read_config, read_holmes, read_holmes_tree
+from suites.holmes.release import read_holmes, read_holmes_tree
+from suites.holmes.release_config import ReleaseConfig, read_config
 from suites.holmes.run import HolmesConfig, HolmesRunError, collect_leaderboard, run_holmes
 from suites.holmes.summary import (
     HolmesSummary,

@@ -17,96 +17,21 @@ seeded 70/10/20 splits (Holmes §4.3).
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
-import yaml
 
 from suites.datasets import DataSource
 from suites.datasets.errors import DataNotFoundError
 from suites.holmes.inventory import lookup
+from suites.holmes.release_config import PROBE_TASK_TYPES, find_config, read_config
 from suites.tasks import TargetType, Task, TaskError, make_frame
-from suites.text_files import read_csv_frame, read_utf8
+from suites.text_files import read_csv_frame
 
 SAMPLES = "samples.csv"
-CONFIG_KEYS = ("probe_name", "probe_task_type", "control_task_type", "num_labels")
-# Holmes evaluation code (core/definitions/probe_task_types.py): the probe task types.
-PROBE_TASK_TYPES = {
-    "SENTENCE": "sentence classification",
-    "SENTENCE_PAIR_BI": "sentence pair classification",
-    "SENTENCE_PAIR_CROSS": "sentence pair classification",
-    "SENTENCE_TOKENS": "token(s) classification",
-    "SENTENCE_SPANS": "token(s) classification",
-    "SENTENCE_PAIR_TOKENS_BI": "token(s) pair classification",
-    "SENTENCE_PAIR_TOKENS_CROSS": "token(s) pair classification",
-}
 SPLIT_NAMES = {"train": "train", "dev": "dev", "val": "dev", "validation": "dev", "test": "test"}
 HOLMES_SPLITS = (0.7, 0.1, 0.2)  # Holmes §4.3: 70/10/20 where the data defines none
-
-
-@dataclass(frozen=True)
-class ReleaseConfig:
-    """The settings of one `config-*.yaml`."""
-
-    probe_name: str
-    probe_task_type: str
-    control_task_type: str
-    num_labels: int
-    path: Path
-
-    @property
-    def regression(self) -> bool:
-        """Holmes marks regression datasets with `num_labels: 1`."""
-        return self.num_labels == 1
-
-
-def read_config(path: str | Path) -> ReleaseConfig:
-    """Parse one `config-*.yaml`, naming the file and key when something is missing."""
-    source = Path(path)
-    try:
-        loaded = yaml.safe_load(read_utf8(source))
-    except yaml.YAMLError as error:
-        raise TaskError(f"{source}: not valid YAML ({error}); fix the file") from error
-    if not isinstance(loaded, dict):
-        raise TaskError(f"{source}: expected a mapping with keys {list(CONFIG_KEYS)}")
-    missing = [k for k in CONFIG_KEYS if k not in loaded]
-    if missing:
-        raise TaskError(f"{source}: lacks keys {missing}; a Holmes config has {list(CONFIG_KEYS)}")
-    task_type = str(loaded["probe_task_type"]).upper()
-    if task_type not in PROBE_TASK_TYPES:
-        raise TaskError(
-            f"{source}: probe_task_type {loaded['probe_task_type']!r} is unknown; use one of"
-            f" {sorted(PROBE_TASK_TYPES)}"
-        )
-    try:
-        num_labels = int(loaded["num_labels"])
-    except (TypeError, ValueError) as error:
-        raise TaskError(
-            f"{source}: num_labels {loaded['num_labels']!r} is not an integer"
-        ) from error
-    if num_labels < 1:
-        raise TaskError(f"{source}: num_labels {num_labels} must be >= 1 (1 means regression)")
-    return ReleaseConfig(
-        str(loaded["probe_name"]), task_type, str(loaded["control_task_type"]), num_labels, source
-    )
-
-
-def find_config(folder: Path, control: str = "none") -> Path:
-    """`config-<control>.yaml` in `folder`, else its only `config-*.yaml`."""
-    wanted = folder / f"config-{control}.yaml"
-    if wanted.exists():
-        return wanted
-    found = sorted(folder.glob("config-*.yaml"))
-    if len(found) == 1:
-        return found[0]
-    if not found:
-        raise TaskError(f"{folder}: no config-*.yaml; a Holmes dataset folder needs one")
-    raise TaskError(
-        f"{folder}: {[p.name for p in found]} but no config-{control}.yaml; pass control= one of"
-        f" {[p.stem.removeprefix('config-') for p in found]}"
-    )
 
 
 def read_holmes(

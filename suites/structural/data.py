@@ -17,7 +17,7 @@ from typing import Literal
 import torch
 
 from internals import SpanItem
-from probes import SentenceTrees
+from probes import SentenceTrees, TreeError
 from suites.edge.conllu import Sentence, read_sentences
 from suites.tasks import TaskError
 
@@ -69,19 +69,26 @@ def read_treebank(
         for w in sent.words
         if (w.upos == "PUNCT" if punctuation == "upos" else w.xpos in PTB_PUNCT)
     }
-    return from_sentences(Path(path).stem, chosen, frozenset(marks))
+    return from_sentences(Path(path).stem, chosen, frozenset(marks), source=path)
 
 
 def from_sentences(
-    name: str, sentences: Sequence[Sentence], punct: frozenset[tuple[int, int]]
+    name: str,
+    sentences: Sequence[Sentence],
+    punct: frozenset[tuple[int, int]],
+    *,
+    source: str | Path | None = None,
 ) -> Treebank:
-    """A treebank of `sentences`; `punct` holds the (sentence, word index) pairs to leave out."""
+    """A treebank of `sentences`; `punct` holds the (sentence, word index) pairs to leave out.
+    `source` (the file, default `name`) names the file and line of a sentence that is not a
+    dependency tree."""
+    where = source if source is not None else name
     lengths, heads, flags, items, upos = [], [], [], [], []
     for s, sentence in enumerate(sentences):
         ids = [w.index for w in sentence.words]
         if ids != list(range(1, len(ids) + 1)) or any(w.head < 0 for w in sentence.words):
             raise TaskError(
-                f"{name} line {sentence.line}: words must be numbered 1..n with numeric heads;"
+                f"{where}:{sentence.line}: words must be numbered 1..n with numeric heads;"
                 " this sentence is not a plain dependency tree"
             )
         lengths.append(len(ids))
@@ -90,7 +97,14 @@ def from_sentences(
             flags.append((s, word.index) in punct)
             items.append(SpanItem(sentence.text, ((word.start, word.end),)))
             upos.append(word.upos)
-    trees = SentenceTrees(torch.tensor(lengths), torch.tensor(heads), torch.tensor(flags))
+    try:
+        trees = SentenceTrees(torch.tensor(lengths), torch.tensor(heads), torch.tensor(flags))
+    except TreeError as error:
+        line = sentences[error.sentence].line
+        raise TaskError(
+            f"{where}:{line}: the sentence starting on this line is not a dependency tree: it"
+            f" {error.problem}; fix its HEAD column"
+        ) from None
     return Treebank(name, tuple(sentences), trees, tuple(items), tuple(upos))
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from suites.holmes.release import parse_inputs, read_config, read_holmes, read_holmes_tree
+from suites.holmes.release import parse_inputs, read_holmes, read_holmes_tree
+from suites.holmes.release_config import read_config
 from suites.tasks import TaskError
 
 FIXTURES = Path(__file__).parent / "fixtures"
