@@ -12,6 +12,7 @@ import sys
 
 from tests.bad_inputs.case import Case, run_plain
 from tests.bad_inputs.internals_cases import ITEMS, SITES
+from tests.bad_inputs.label_cases import LABELS
 from tests.bad_inputs.load_cases import LOAD
 from tests.bad_inputs.probes_cases import PROBES
 from tests.bad_inputs.readers_cases import READERS
@@ -25,6 +26,7 @@ SECTIONS = {
     "Loading": LOAD,
     "Probes, configs and result folders": PROBES,
     "Data files": READERS,
+    "Labels, quoting, trees and configs": LABELS,
     "Suites, sweeps and the command line": SUITES_CASES,
 }
 CASES: list[Case] = [case for cases in SECTIONS.values() for case in cases]
