@@ -80,6 +80,8 @@ def fit_probes(
     """Train every probe of `grid` on `feats` together; metrics at each probe's best dev epoch.
 
     targets: `[item]` int class ids, `[item, class]` 0/1 (multi-label) or `[item]` floats.
+    Class ids are 0..K-1 with K = `num_classes`, else the largest id + 1; sparse ids (one
+    outlier such as 49,999 among small ids) are refused: map them to dense ids first.
     splits: a `Splits` or `[item]` codes (0 train, 1 dev, 2 test, -1 unused).
     keys: one control-task type per item (e.g. the word's surface string); without them the
     control labels are a shuffle of the targets. `site_names`: one name per site of `feats`

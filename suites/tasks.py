@@ -149,7 +149,12 @@ class Task:
         them (`{"train": "train", "validation": "test"}`); a single table is all `split`
         (default train) unless `split_column=` holds train/dev/test per row. The label column
         decides the target type (ClassLabel or strings: class; lists: multilabel; floats:
-        regression) unless `target_type=` says. Needs `pip install lingprobe[hf]`.
+        regression) unless `target_type=` says. A label of -1 or None (Hugging Face's "no
+        label", e.g. GLUE test splits) marks an unlabelled item: it is left out of training and
+        evaluation and counted in a logged warning; a train split without a labelled item is a
+        `TaskError`, and so are labels that mix integers and strings. Integer labels become
+        classes by their string form, so their ids are dense whatever the values. Needs
+        `pip install lingprobe[hf]`.
 
         Examples:
             >>> from datasets import Dataset
