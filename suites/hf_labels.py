@@ -37,7 +37,8 @@ class LabelReader:
     ) -> str | list[str] | float | None:
         """The task label of `value` (row `row` of split `split`), or None when unlabelled."""
         if value is None:
-            return self._missing(split)
+            self.unlabelled[split] += 1
+            return None
         if kind == "regression":
             if not isinstance(value, (int, float)):
                 raise self._error(split, row, value, "is not a number; regression labels are")
@@ -51,14 +52,11 @@ class LabelReader:
             return names
         if _is_int(value) and value == NO_LABEL:
             self.minus_one_ints += 0 if class_names else 1  # a plain integer column's -1
-            return self._missing(split)
+            self.unlabelled[split] += 1
+            return None
         name = self._class(value, class_names, split, row)
         self.labelled[split] += 1
         return name
-
-    def _missing(self, split: str) -> None:
-        self.unlabelled[split] += 1
-        return None
 
     def _class(self, value: Any, class_names: Sequence[str], split: str, row: int) -> str:
         if class_names:

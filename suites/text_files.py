@@ -74,15 +74,17 @@ def read_csv_frame(
     *,
     separator: str = ",",
     error: type[LingprobeError] = TaskError,
-    **options: object,
+    quote_char: str | None = '"',
 ) -> pl.DataFrame:
-    """A CSV/TSV file as a polars frame of strings (`options` go to `pl.read_csv`); `error`
+    """A CSV/TSV file as a polars frame of strings (`quote_char=None`: no quoting); `error`
     naming the file and line when it is not UTF-8 or not well-formed CSV."""
     text = read_utf8(path)
     try:
-        return pl.read_csv(text.encode(), separator=separator, infer_schema=False, **options)
+        return pl.read_csv(
+            text.encode(), separator=separator, infer_schema=False, quote_char=quote_char
+        )
     except pl.exceptions.PolarsError as failure:
-        problem = csv_problem(path, text, separator) if options.get("quote_char", '"') else None
+        problem = csv_problem(path, text, separator) if quote_char else None
         if problem is None:
             first = (str(failure).strip().splitlines() or [type(failure).__name__])[0]
             problem = f"{path}: not a well-formed CSV ({first[:200]}); check its quoting"
