@@ -63,16 +63,19 @@ def read_folder(root: Path) -> ResultsFolder:
 
 
 def read_table(path: Path) -> pl.DataFrame:
-    """A parquet file of the folder; a damaged or truncated one is refused by name."""
+    """A parquet file of the folder; a damaged or truncated one is refused by name. Read from
+    an open file, so a name with glob characters (`[`, `*`) means that file alone."""
     try:
-        return pl.read_parquet(path)
+        with path.open("rb") as handle:
+            return pl.read_parquet(handle)
     except (Exception, pl.exceptions.PanicException) as error:  # polars raises several kinds
         raise _damaged(path, error) from None
 
 
 def _columns(path: Path) -> list[str]:
     try:
-        return list(pl.read_parquet_schema(path))
+        with path.open("rb") as handle:
+            return list(pl.read_parquet_schema(handle))
     except (Exception, pl.exceptions.PanicException) as error:
         raise _damaged(path, error) from None
 
