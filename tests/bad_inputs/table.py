@@ -11,6 +11,8 @@ import json
 import sys
 
 from tests.bad_inputs.case import Case, run_plain
+from tests.bad_inputs.data_cases import DATA_CASES
+from tests.bad_inputs.explorer_cases import EXPLORER
 from tests.bad_inputs.internals_cases import ITEMS, SITES
 from tests.bad_inputs.load_cases import LOAD
 from tests.bad_inputs.probes_cases import PROBES
@@ -26,6 +28,8 @@ SECTIONS = {
     "Probes, configs and result folders": PROBES,
     "Data files": READERS,
     "Suites, sweeps and the command line": SUITES_CASES,
+    "Data folders and downloads": DATA_CASES,
+    "The HTML explorer and plots": EXPLORER,
 }
 CASES: list[Case] = [case for cases in SECTIONS.values() for case in cases]
 INTRO = """# Bad inputs and damages, and what each gets
