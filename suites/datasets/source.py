@@ -29,7 +29,7 @@ from lingprobe.atomic import atomic_write_bytes
 from suites.datasets.download import download, local_mirror
 from suites.datasets.embedded import embedded_bytes
 from suites.datasets.errors import DataError, DataIntegrityError, UnknownDatasetError
-from suites.datasets.home import data_home, default_mirror, own_cache, user_cache
+from suites.datasets.home import check_mirror, data_home, default_mirror, own_cache, user_cache
 from suites.datasets.integrity import matches, sha256_of, trust
 from suites.datasets.registry import DataFile, Dataset, get_dataset, registry, sample_for
 
@@ -54,6 +54,10 @@ class DataSource:
     samples: bool = False
     progress: bool = True
     trust_local: bool = False
+
+    def __post_init__(self) -> None:
+        if self.mirror:  # refused at once, not at the first download
+            check_mirror(self.mirror, f"--mirror {self.mirror!r}")
 
     @property
     def folder(self) -> Path:
