@@ -13,6 +13,7 @@ import polars as pl
 
 from lingprobe.atomic import atomic_write_bytes
 from suites.datasets.errors import DataNotFoundError
+from suites.datasets.integrity import trusted_files
 from suites.errors import TaskError
 from suites.provenance import environment
 
@@ -38,7 +39,9 @@ def write_manifest(
 ) -> Path:
     """`manifest.json`: the suite (so `lingprobe report` knows how to render the folder), the
     run's status and times, this process's provenance (`suites.provenance.environment`: command
-    line, versions, commit, device) and `details` (models, data, settings, units).
+    line, versions, commit, device) and `details` (models, data, settings, units), and
+    `trusted_local`: the registry files this process used as they are although their sha256
+    differs (`--trust-local`), with both hashes.
 
     Written atomically when a run starts (status "running") and again when it ends
     (`finish_manifest`); a later write for the same suite keeps `started` and the details it
@@ -57,6 +60,9 @@ def write_manifest(
         "environment": environment(),
         **details,
     }
+    trusted = trusted_files()  # registry files used as they are (`--trust-local`)
+    if trusted:
+        payload["trusted_local"] = trusted
     atomic_write_bytes(target, json.dumps(payload, indent=2, default=str).encode())
     return target
 

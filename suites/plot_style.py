@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
+from collections.abc import Iterable
 
 from matplotlib import colors as mcolors
 from matplotlib.figure import Figure
@@ -39,6 +41,21 @@ LINE_STYLES = {
     "control": ":",
     "pair": "-",
     "hypothesis": "--",
+}
+# Legends list lines in reading order: pretrained before its random twin, the original test set
+# before the filtered ones, the task before its control; other values alphabetically.
+READING_ORDER = {
+    "pretrained": 0,
+    "random": 1,
+    "original": 0,
+    "test": 0,
+    "mem_exact": 1,
+    "mem_freq": 2,
+    "mem_uniform": 3,
+    "task": 0,
+    "control": 1,
+    "pair": 0,
+    "hypothesis": 1,
 }
 LABELS = {
     "mwr": "mean winning rate",
@@ -79,6 +96,22 @@ def short_model(name: object) -> str:
     return str(name).split("/")[-1]
 
 
+def short_names(names: Iterable[object]) -> dict[str, str]:
+    """How each of `names` is shown: `short_model` where that stays unique among them, else the
+    full name, so two models never share a label. A model and its `@random` twin count as one
+    model: `alice/bert` and `bob/bert@random` both keep their organisation."""
+    full = list(dict.fromkeys(str(n) for n in names))
+    bases = {n.removesuffix("@random") for n in full}
+    clashes = Counter(short_model(b) for b in bases)
+    taken = set(full)
+    shown = {}
+    for name in full:
+        candidate = short_model(name)
+        clash = clashes[short_model(name.removesuffix("@random"))] > 1
+        shown[name] = name if clash or (candidate != name and candidate in taken) else candidate
+    return shown
+
+
 def model_colour(model: object, init: object = "pretrained") -> str:
     """The colour of a model in every figure; its random twin is a lighter shade of it."""
     base = str(model).removesuffix("@random")
@@ -95,6 +128,12 @@ def colour_for(key: dict[str, object], single_model: bool) -> str:
     if single_model and str(init) in INIT_COLOURS:
         return INIT_COLOURS[str(init)]
     return model_colour(key.get("model", key.get("label", "")), init)
+
+
+def reading_order(key: dict[str, object]) -> tuple[tuple[int, str], ...]:
+    """The sort key of a legend entry from its identifying columns, in their order: known
+    values by `READING_ORDER`, then the others alphabetically."""
+    return tuple((READING_ORDER.get(str(v), len(READING_ORDER)), str(v)) for v in key.values())
 
 
 def line_style(key: dict[str, object]) -> str:

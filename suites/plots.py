@@ -25,6 +25,7 @@ from suites.plot_style import (
     label,
     line_style,
     model_colour,
+    reading_order,
     short_model,
 )
 
@@ -47,13 +48,17 @@ def layer_curves_figure(
     """One line per group of `line` columns: `y` against `x`, with a band of ± `error` or from
     the `band` columns (low, high), e.g. a confidence interval.
 
-    Colours follow the model and init columns; line styles the test set or variant.
+    Colours follow the model and init columns; line styles the test set or variant; the
+    legend lists the lines in reading order (`suites.plot_style.reading_order`).
     """
     groups = [line] if isinstance(line, str) else list(line)
     single = "model" not in frame.columns or frame["model"].n_unique() == 1
     fig, ax = plt.subplots(figsize=(8, 4))
-    for key, rows in frame.sort(x).group_by(groups, maintain_order=True):
-        named = dict(zip(groups, key))
+    lines = [
+        (dict(zip(groups, key)), rows)
+        for key, rows in frame.sort(x).group_by(groups, maintain_order=True)
+    ]
+    for named, rows in sorted(lines, key=lambda line: reading_order(line[0])):
         text = " / ".join(short_model(v) if k == "model" else label(v) for k, v in named.items())
         xs, ys = rows[x].to_list(), rows[y].to_list()
         colour = colour_for(named, single)

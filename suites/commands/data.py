@@ -7,11 +7,17 @@ from pathlib import Path
 
 from suites.datasets import DataSource, registry
 from suites.datasets.home import ENV_HOME, ENV_MIRROR
+from suites.datasets.references import add_trust_local_option
 
 
 def _source(args: argparse.Namespace) -> DataSource:
     home = Path(args.data) if args.data else None
-    return DataSource(home=home, mirror=getattr(args, "mirror", None), progress=True)
+    return DataSource(
+        home=home,
+        mirror=getattr(args, "mirror", None),
+        progress=True,
+        trust_local=getattr(args, "trust_local", False),
+    )
 
 
 def _size(n: int) -> str:
@@ -68,7 +74,11 @@ def verify(args: argparse.Namespace) -> int:
         checked += 1
         if not intact:
             damaged += 1
-            print(f"DAMAGED  {name}: {file_path} (removed; the next use fetches it again)")
+            if file_path.exists():
+                what = "left as it is: move it away to fetch it again, or run with --trust-local"
+            else:
+                what = "moved aside to NAME.corrupt-<time>; the next use fetches it again"
+            print(f"DAMAGED  {name}: {file_path} ({what})")
     print(f"{checked} files checked in {source.folder}, {damaged} damaged")
     return 1 if damaged else 0
 
@@ -111,6 +121,7 @@ def register(parsers: argparse._SubParsersAction) -> None:
         metavar="URL",
         help=f"a base URL or folder holding the registry's paths (default: ${ENV_MIRROR})",
     )
+    add_trust_local_option(p)
     p.set_defaults(handler=fetch)
     p = commands.add_parser(
         "path",
@@ -120,6 +131,7 @@ def register(parsers: argparse._SubParsersAction) -> None:
     p.add_argument("name", metavar="NAME", help="a registry name (see `lingprobe data list`)")
     common(p)
     p.add_argument("--mirror", default=None, metavar="URL", help="as for `fetch`")
+    add_trust_local_option(p)
     p.set_defaults(handler=path)
     p = commands.add_parser(
         "verify",

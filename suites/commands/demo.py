@@ -18,6 +18,7 @@ from internals import sites as site_rules
 from internals.cache_dir import cache_root
 from internals.packaged import MINILM
 from suites.datasets import DataError, DataSource
+from suites.datasets.references import add_trust_local_option
 from suites.edge.cli import add_edge_options, config_from, edge_manifest
 from suites.edge.conllu import ConlluTask, read_conllu
 from suites.edge.experiment import SUITE, EdgeConfig, run_edge
@@ -30,10 +31,10 @@ SAMPLE, FULL = "ud-english-ewt-sample", "ud-english-ewt"
 FILES = ("en_ewt-ud-train.conllu", "en_ewt-ud-dev.conllu")
 
 
-def ewt_files(data: str) -> tuple[Path, Path]:
+def ewt_files(data: str, trust_local: bool = False) -> tuple[Path, Path]:
     """(train, dev) CoNLL-U files: from a registry dataset name, or a folder holding them."""
     if data in (SAMPLE, FULL):
-        source = DataSource()
+        source = DataSource(trust_local=trust_local)
         return source.path(data, "train"), source.path(data, "dev")
     folder = Path(data).expanduser()
     for candidate in (folder, folder / "ud_english_ewt"):
@@ -53,7 +54,7 @@ def default_store() -> Path:
 def run(args: argparse.Namespace) -> int:
     """Handler of `lingprobe demo`: data, settings and models are checked before `--out`."""
     started = time.perf_counter()
-    train_path, test_path = ewt_files(args.data)
+    train_path, test_path = ewt_files(args.data, args.trust_local)
     config = config_from(args)
     store = Path(args.store) if args.store else default_store()
     dataset = args.data if args.data in (SAMPLE, FULL) else "ud-english-ewt (local copy)"
@@ -113,6 +114,7 @@ def register(parsers: argparse._SubParsersAction) -> None:
         help=f"{SAMPLE} (shipped sample), {FULL} (full treebank, fetched once) or a folder"
         " holding the EWT train and dev files",
     )
+    add_trust_local_option(p)
     p.add_argument("--train-sentences", type=int, default=3000, help="train sentences read")
     p.add_argument("--test-sentences", type=int, default=800, help="dev sentences read (the test)")
     add_edge_options(p, EdgeConfig())

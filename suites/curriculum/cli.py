@@ -15,7 +15,8 @@ from suites.curriculum.data import load_phenomena, read_all
 from suites.curriculum.finetune import FineTuneConfig
 from suites.curriculum.report import last_site, summarise
 from suites.curriculum.run import DEFAULT_ANALYSES, run_curriculum
-from suites.datasets import FULL, SAMPLES
+from suites.datasets import FULL, SAMPLES, as_source
+from suites.datasets.references import add_trust_local_option
 from suites.errors import TaskError
 from suites.overrides import apply, apply_probe, probe_options, probe_overrides
 from suites.tasks import Task
@@ -23,10 +24,12 @@ from suites.tasks import Task
 FOLDER = "curriculum_nli"
 
 
-def read_tasks(data: str, phenomena: list[str] | None) -> dict[str, Task]:
+def read_tasks(
+    data: str, phenomena: list[str] | None, trust_local: bool = False
+) -> dict[str, Task]:
     """The phenomena from the registry (`full`, `samples`) or a folder of phenomenon folders."""
     if data in (FULL, SAMPLES):
-        return load_phenomena(phenomena, data)
+        return load_phenomena(phenomena, as_source(data, trust_local=trust_local))
     path = Path(data).expanduser()
     if not any(path.glob("*/train.jsonl")) and any((path / FOLDER).glob("*/train.jsonl")):
         path = path / FOLDER  # a data folder holding curriculum_nli/
@@ -64,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     """Handler of `lingprobe run curriculum`."""
     config = config_from(args)
     analyses = list(config.analyses)
-    tasks = read_tasks(args.data, _names(args.phenomena))
+    tasks = read_tasks(args.data, _names(args.phenomena), args.trust_local)
     if args.max_test is not None:
         tasks = {n: t.subsample({"test": args.max_test}, seed=0) for n, t in tasks.items()}
     if args.max_train is not None:
@@ -139,6 +142,7 @@ def register(parsers: argparse._SubParsersAction) -> None:
         help=f"{FULL} (the registry's curriculum-nli, fetched once), {SAMPLES} (the shipped"
         " sample) or a folder of <phenomenon>/train.jsonl, val.jsonl (default: %(default)s)",
     )
+    add_trust_local_option(p)
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument(
         "--phenomena",

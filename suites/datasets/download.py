@@ -2,13 +2,17 @@
 
 HTTP(S) downloads go through pooch (streamed into a temporary file in the target folder, hash
 checked, then renamed, with retries), so a killed or failed download never leaves a file under
-the registry's name. A mirror is a base URL, or a local folder, holding the registry's relative
-paths. Every failure names the file, the URL and the two ways out.
+the registry's name; the file then gets the permissions of the user's umask (pooch's temporary
+file is 0600). A mirror is a base URL, or a local folder, holding the registry's relative
+paths. Every failure names the file, the URL and the two ways out; a redirect to another scheme
+(`file:///...`) is refused as such.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import re
 import time
 from pathlib import Path
 from urllib.parse import urlparse
@@ -101,6 +105,14 @@ def _http(file: DataFile, target: Path, home: Path, mirror: str | None, progress
     )
     try:
         fetcher.fetch(file.path, progressbar=progress)
+    except requests.exceptions.InvalidSchema as error:  # also a ValueError: caught first
+        where = re.search(r"'([^']*)'", str(error))
+        to = where.group(1) if where else str(error)
+        local = " to a local file" if to.lower().startswith("file:") else ""
+        raise DataNotFoundError(
+            f"the download of {file.path} from {url} was redirected{local} ({to}), which is"
+            f" refused: lingprobe follows redirects to http(s) URLs only; {ways_out(file, home)}"
+        ) from None
     except ValueError as error:  # pooch: the downloaded bytes have another hash
         raise DataIntegrityError(
             f"the download of {file.path} from {url} does not match the registry's sha256"
@@ -115,6 +127,26 @@ def _http(file: DataFile, target: Path, home: Path, mirror: str | None, progress
         raise DataNotFoundError(
             f"cannot download {file.path} from {url} ({reason}); {ways_out(file, home)}"
         ) from error
+    respect_umask(target)
+
+
+def respect_umask(path: Path) -> None:
+    """Give a downloaded file mode 0666 minus the umask, as `open` would (pooch leaves 0600)."""
+    os.chmod(path, 0o666 & ~current_umask())
+
+
+def current_umask() -> int:
+    """This process's umask (read from /proc where it can be, so no other thread sees it
+    change; else set and restored at once)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _remove_stale_downloads(folder: Path) -> None:

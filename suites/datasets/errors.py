@@ -18,4 +18,5 @@ class DataNotFoundError(DataError, FileNotFoundError):
 
 
 class DataIntegrityError(DataError, ValueError):
-    """A file's bytes do not match the registry's sha256 (the file was rejected and removed)."""
+    """A file's bytes do not match the registry's sha256: a download or extraction is rejected
+    (nothing kept); a file in a folder the user named is left as it is."""

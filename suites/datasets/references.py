@@ -67,8 +67,28 @@ DATA_HELP = (
     "full (the registry's datasets, fetched once; the default), samples (the shipped samples,"
     " no network) or a folder holding the registry's paths"
 )
+TRUST_LOCAL_HELP = (
+    "use a file of the data folder whose sha256 differs from the registry's as it is (the run's"
+    " manifest records it) instead of stopping"
+)
 
 
 def add_data_option(parser: argparse.ArgumentParser) -> None:
-    """`--data full|samples|FOLDER`, as every suite reading registry files takes it."""
+    """`--data full|samples|FOLDER` and `--trust-local`, as every suite reading registry files
+    takes them."""
     parser.add_argument("--data", default=None, help=DATA_HELP)
+    add_trust_local_option(parser)
+
+
+def add_trust_local_option(parser: argparse.ArgumentParser) -> None:
+    """`--trust-local` (`DataSource.trust_local`)."""
+    parser.add_argument("--trust-local", action="store_true", help=TRUST_LOCAL_HELP)
+
+
+def data_source(args: argparse.Namespace) -> DataSource:
+    """The `DataSource` of a command's `--data`, `--trust-local` and `--quiet`."""
+    return as_source(
+        args.data,
+        progress=not getattr(args, "quiet", False),
+        trust_local=getattr(args, "trust_local", False),
+    )

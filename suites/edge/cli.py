@@ -9,8 +9,8 @@ from pathlib import Path
 
 from internals import Subject, load_subject
 from internals import sites as site_rules
-from suites.datasets import as_source, resolve_file
-from suites.datasets.references import add_data_option
+from suites.datasets import resolve_file
+from suites.datasets.references import add_data_option, data_source
 from suites.edge.experiment import EDGE_TASKS, SUITE, EdgeConfig, run_edge
 from suites.edge.readers import TASK_HELP, read_task
 from suites.edge.report import render, save_unit
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     """Handler of `lingprobe run edge`: data, settings and models checked before `--out`."""
     config = config_from(args)
     sentences = config.limits.sentences
-    data = as_source(args.data, progress=not args.quiet)
+    data = data_source(args)
     train = read_task(config.task, config.train_file, "train", sentences, data)
     test = read_task(config.task, config.test_file, "test", sentences, data)
     subjects = [load_subject(args.model, init=init.strip()) for init in args.init.split(",")]

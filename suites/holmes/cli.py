@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
-from suites.datasets.references import add_data_option
+from suites.datasets.references import add_data_option, data_source
 from suites.errors import TaskError
 from suites.flash import FLASH_FRACTIONS
 from suites.holmes.catalog import available_tasks
@@ -41,14 +41,14 @@ def config_from(args: argparse.Namespace) -> HolmesConfig:
 def run(args: argparse.Namespace) -> int:
     """Handler of `lingprobe run holmes`."""
     if args.list_tasks:
-        print("\n".join(available_tasks(args.data)))
+        print("\n".join(available_tasks(data_source(args))))
         return 0
     if not args.out:
         raise TaskError("give --out DIR (the results folder)")
     out = Path(args.out)
     if args.published:
         files = {"holmes_file": args.leaderboard, "flash_file": args.flash_leaderboard}
-        summary = write_published(out, args.data, **files)
+        summary = write_published(out, data_source(args), **files)
         write_manifest(out, PUBLISHED, data=str(args.data or ""), **files)
         _print(summary)
         print(f"\nwrote the published leaderboards' tables and plots to {out}/")
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         args.tasks,
         out,
         config=config_from(args),
-        data=args.data,
+        data=data_source(args),
         store=args.store,
         device=args.device,
         progress=not args.quiet,

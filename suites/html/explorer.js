@@ -1,7 +1,8 @@
 // The leaderboard's filters and sorting (no charts here: plotly draws every figure).
 // Rows are recomputed from LINGPROBE_SCORES (one test score per subject and task) for the tasks
-// the filters keep: mean score, tasks scored, and the mean winning rate over those tasks
-// (Holmes: per task, the share of the other subjects a subject beats, ties counting half).
+// the filters keep, one row per subject (keyed by its full name; `name` is the unique label
+// shown): mean score, tasks scored, and the mean winning rate over those tasks (Holmes: per
+// task, the share of the other subjects a subject beats, ties counting half).
 (function () {
   const scores = JSON.parse(document.getElementById("lingprobe-scores").textContent);
   const filters = Array.from(document.querySelectorAll("select[data-filter]"));
@@ -22,7 +23,7 @@
     }
     const stats = new Map();
     for (const r of chosen) {
-      if (!stats.has(r.subject)) stats.set(r.subject, { subject: r.subject, sum: 0, n: 0, wins: 0, contests: 0 });
+      if (!stats.has(r.subject)) stats.set(r.subject, { name: r.name, sum: 0, n: 0, wins: 0, contests: 0 });
       const s = stats.get(r.subject);
       s.sum += r.score;
       s.n += 1;
@@ -41,7 +42,7 @@
       }
     }
     return Array.from(stats.values()).map((s) => ({
-      subject: s.subject,
+      subject: s.name,
       mean: s.sum / s.n,
       tasks: s.n,
       mwr: s.contests ? s.wins / s.contests : null,

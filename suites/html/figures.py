@@ -1,21 +1,36 @@
 """The explorer's plotly figures: layer curves per task, heatmaps, the FlashHolmes curve. The
 colours are the PNG plots' (`suites.plot_style`): a model keeps its colour, its twin a lighter
-shade of it."""
+shade of it.
+
+Subjects are identified by their full names; `names` maps each to the label shown
+(`suites.plot_style.short_names`). Shown text goes through `text`, since plotly reads a few HTML
+tags and entities in labels: a name is drawn as written, never as markup.
+"""
 
 from __future__ import annotations
+
+import html
 
 import plotly.graph_objects as go
 import polars as pl
 
 from suites.plot_style import label as words
-from suites.plot_style import model_colour, short_model
+from suites.plot_style import model_colour
 from suites.schema import BASELINE_INIT
 
 LAYOUT = {"template": "plotly_white", "height": 380, "margin": {"l": 60, "r": 20, "t": 50, "b": 50}}
 
 
+def text(value: object) -> str:
+    """`value` as plotly text that is drawn as written (`<`, `>`, `&` as entities)."""
+    return html.escape(str(value), quote=False)
+
+
 def layer_curves(
-    sites: pl.DataFrame, task: str, intervals: pl.DataFrame | None = None
+    sites: pl.DataFrame,
+    task: str,
+    names: dict[str, str],
+    intervals: pl.DataFrame | None = None,
 ) -> go.Figure:
     """Test score against layer for every subject of `task`: the task probes' line (with its
     bootstrap band where `intervals` has one), and the control and selectivity lines (hidden
@@ -29,7 +44,7 @@ def layer_curves(
         "subject", "model", "init", maintain_order=True
     ):
         colour = model_colour(model, init)
-        name = short_model(subject)
+        name = text(names.get(str(subject), str(subject)))
         xs = part["layer"].to_list()
         band = _band(part, intervals, task)
         if band is not None:
@@ -79,12 +94,12 @@ def layer_curves(
                     x=span,
                     y=[score, score],
                     mode="lines",
-                    name=f"{model} (baseline)",
+                    name=f"{text(model)} (baseline)",
                     line={"color": "#555555", "dash": "dashdot"},
                 )
             )
     fig.update_layout(
-        title=f"{task}: test {words(metric)} per layer",
+        title=f"{text(task)}: test {words(metric)} per layer",
         xaxis_title="layer",
         yaxis_title=words(metric),
         **LAYOUT,
@@ -112,7 +127,7 @@ def _band(
     return (joined["ci_low"] / 100).to_list(), (joined["ci_high"] / 100).to_list()
 
 
-def type_heatmap(tasks: pl.DataFrame) -> go.Figure:
+def type_heatmap(tasks: pl.DataFrame, names: dict[str, str]) -> go.Figure:
     """Mean task score per subject (rows, best first) and phenomenon type (columns)."""
     typed = tasks.with_columns(
         pl.col("phenomenon_type").fill_null("").replace("", "untyped").alias("type")
@@ -125,8 +140,8 @@ def type_heatmap(tasks: pl.DataFrame) -> go.Figure:
     fig = go.Figure(
         go.Heatmap(
             z=z,
-            x=types,
-            y=[short_model(s) for s in order],
+            x=[text(t) for t in types],
+            y=[text(names.get(s, s)) for s in order],
             colorscale="Viridis",
             colorbar={"title": "mean score"},
             texttemplate="%{z:.2f}",
@@ -140,8 +155,28 @@ def type_heatmap(tasks: pl.DataFrame) -> go.Figure:
     return fig
 
 
-def layer_heatmap(sites: pl.DataFrame, subject: str) -> go.Figure:
-    """Test score of one subject per task (rows) and layer (columns)."""
+def score_range(sites: pl.DataFrame, subjects: list[str]) -> tuple[float, float]:
+    """(lowest, highest) test score at a layer of `subjects`: the one colour scale of the
+    heatmaps that are read side by side."""
+    rows = (
+        sites.filter(
+            pl.col("subject").is_in(subjects)
+            & (pl.col("split") == "test")
+            & pl.col("layer").is_not_null()
+        )["score"]
+        .drop_nans()
+        .drop_nulls()
+    )
+    if rows.is_empty():
+        return 0.0, 1.0
+    return float(rows.min()), float(rows.max())  # type: ignore[arg-type]
+
+
+def layer_heatmap(
+    sites: pl.DataFrame, subject: str, names: dict[str, str], scale: tuple[float, float]
+) -> go.Figure:
+    """Test score of one subject per task (rows) and layer (columns), on the colour `scale`
+    (zmin, zmax) shared by every subject's heatmap."""
     rows = sites.filter(
         (pl.col("subject") == subject) & (pl.col("split") == "test") & pl.col("layer").is_not_null()
     )
@@ -152,13 +187,16 @@ def layer_heatmap(sites: pl.DataFrame, subject: str) -> go.Figure:
         go.Heatmap(
             z=[[grid.get((t, k)) for k in layers] for t in tasks],
             x=layers,
-            y=tasks,
+            y=[text(t) for t in tasks],
+            zmin=scale[0],
+            zmax=scale[1],
             colorscale="Viridis",
             colorbar={"title": "test score"},
         )
     )
     fig.update_layout(
-        title=f"{short_model(subject)}: test score per task and layer",
+        title=f"{text(names.get(subject, subject))}: test score per task and layer"
+        " (one colour scale for every model)",
         xaxis_title="layer",
         **{**LAYOUT, "height": 160 + 28 * len(tasks)},
     )

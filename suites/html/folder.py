@@ -48,7 +48,7 @@ def read_folder(root: Path) -> ResultsFolder:
             f"{root} holds no result rows (results.parquet, all_scores.parquet, structural.parquet"
             " or a suite's per-layer tables); give a folder written by lingprobe run, demo or sweep"
         )
-    tables = {p.stem: pl.read_parquet(p) for p in top if p.stem in TABLES}
+    tables = {p.stem: read_table(p) for p in top if p.stem in TABLES}
     ci = root / "scores_ci.parquet"
     manifest_path = root / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
@@ -56,18 +56,43 @@ def read_folder(root: Path) -> ResultsFolder:
         root,
         pl.concat(rows, how="vertical_relaxed").unique(maintain_order=True),
         tables,
-        pl.read_parquet(ci) if ci.exists() else None,
+        read_table(ci) if ci.exists() else None,
         manifest if isinstance(manifest, dict) else {},
         tuple(files),
+    )
+
+
+def read_table(path: Path) -> pl.DataFrame:
+    """A parquet file of the folder; a damaged or truncated one is refused by name. Read from
+    an open file, so a name with glob characters (`[`, `*`) means that file alone."""
+    try:
+        with path.open("rb") as handle:
+            return pl.read_parquet(handle)
+    except (Exception, pl.exceptions.PanicException) as error:  # polars raises several kinds
+        raise _damaged(path, error) from None
+
+
+def _columns(path: Path) -> list[str]:
+    try:
+        with path.open("rb") as handle:
+            return list(pl.read_parquet_schema(handle))
+    except (Exception, pl.exceptions.PanicException) as error:
+        raise _damaged(path, error) from None
+
+
+def _damaged(path: Path, error: BaseException) -> ReportError:
+    reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    return ReportError(
+        f"{path} cannot be read as parquet ({reason}): it is damaged or truncated; rerun the"
+        " command that wrote the folder, or move the file out of it"
     )
 
 
 def _schema_rows(paths: list[Path]) -> list[pl.DataFrame]:
     frames = []
     for path in paths:
-        columns = pl.read_parquet_schema(path)
-        if set(RESULTS_SCHEMA) <= set(columns):
-            frames.append(pl.read_parquet(path).select(list(RESULTS_SCHEMA)))
+        if set(RESULTS_SCHEMA) <= set(_columns(path)):
+            frames.append(read_table(path).select(list(RESULTS_SCHEMA)))
     return [f.cast(RESULTS_SCHEMA) for f in frames]  # type: ignore[arg-type]
 
 
@@ -75,7 +100,7 @@ def _adapted_rows(paths: list[Path]) -> list[pl.DataFrame]:
     """Rows from suites whose CLI folders keep their own tables (CC layers, curriculum curves)."""
     frames = []
     for path in paths:
-        table = pl.read_parquet(path)
+        table = read_table(path)
         if path.name == "layers.parquet" and {"feature", "accuracy", "layer"} <= set(table.columns):
             frames.append(_cc_rows(table))
         elif path.name == "inoculation.parquet" and "n_per_label" in table.columns:

@@ -1,5 +1,9 @@
 """The explorer page: one HTML file with plotly's JavaScript inlined once, the data of every
 figure and table inlined, and nothing fetched at view time (it opens offline, as an attachment).
+
+Every name in it (models, tasks, files) comes from the results and is treated as data: text is
+HTML-escaped, the inline JSON escapes `<`, `>` and `&`, and links to files are relative
+(`./name`) and URL-quoted, so no name can end an element early or become a script link.
 """
 
 from __future__ import annotations
@@ -9,6 +13,8 @@ import json
 import os
 from importlib import resources
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -19,7 +25,7 @@ from lingprobe.atomic import atomic_write_bytes
 from suites.html import figures
 from suites.html.folder import ResultsFolder, read_folder
 from suites.html.scores import site_scores, task_scores
-from suites.plot_style import short_model
+from suites.plot_style import short_names
 from suites.schema import BASELINE_INIT
 
 FILE = "report.html"
@@ -52,6 +58,7 @@ def render_page(data: ResultsFolder, here: Path) -> str:
     sites = site_scores(data.rows)
     # baselines (right-branching trees ...) are drawn in the curves, not ranked as models
     tasks = task_scores(sites.filter(pl.col("init") != BASELINE_INIT))
+    names = short_names(sites["subject"].unique(maintain_order=True).to_list())
     parts = [
         f"<h1>lingprobe results: {html.escape(str(data.manifest.get('suite', data.root.name)))}"
         "</h1>",
@@ -60,22 +67,27 @@ def render_page(data: ResultsFolder, here: Path) -> str:
         " show the control task or the selectivity (task − control).</p>",
     ]
     for i, task in enumerate(sorted(sites.filter(pl.col("layer").is_not_null())["task"].unique())):
-        parts.append(_figure(figures.layer_curves(sites, task, data.intervals), f"curves-{i}"))
+        curves = figures.layer_curves(sites, task, names, data.intervals)
+        parts.append(_figure(curves, f"curves-{i}"))
     parts.append("<h2>Heatmaps</h2>")
     if tasks["phenomenon_type"].fill_null("").str.len_chars().max():
-        parts.append(_figure(figures.type_heatmap(tasks), "heatmap-types"))
+        parts.append(_figure(figures.type_heatmap(tasks, names), "heatmap-types"))
     ranked = tasks.group_by("subject").agg(pl.col("score").mean()).sort("score", descending=True)
     layered = sites.filter(pl.col("layer").is_not_null())["subject"].unique().to_list()
     shown = [s for s in ranked["subject"].to_list() if s in layered][:MAX_HEATMAPS]
+    scale = figures.score_range(sites, shown)
     for i, subject in enumerate(shown):
-        parts.append(_figure(figures.layer_heatmap(sites, subject), f"heatmap-layers-{i}"))
+        heatmap = figures.layer_heatmap(sites, subject, names, scale)
+        parts.append(_figure(heatmap, f"heatmap-layers-{i}"))
     parts.extend(_edge_tables(data.tables))
     if "flash" in data.tables:
         parts.append("<h2>FlashHolmes</h2>")
         parts.append(_figure(figures.flash_curve(data.tables["flash"]), "flash"))
     parts.append(_provenance(data, here))
-    scores = tasks.with_columns(pl.col("subject").map_elements(short_model, pl.String))
-    payload = json.dumps(scores.to_dicts(), default=str).replace("</", "<\\/")
+    scores = tasks.with_columns(
+        name=pl.col("subject").replace_strict(names, return_dtype=pl.String)
+    )
+    payload = script_json(scores.to_dicts())
     script = resources.files("suites.html").joinpath("explorer.js").read_text(encoding="utf-8")
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
@@ -87,6 +99,21 @@ def render_page(data: ResultsFolder, here: Path) -> str:
     )
 
 
+def script_json(value: Any) -> str:
+    """`value` as JSON that is safe inside a `<script>` element: `<`, `>` and `&` written as
+    `\\u003c`, `\\u003e`, `\\u0026` (JSON has them only inside strings, where the escapes decode
+    to the same text), so no `</script>` or `<!--` can end or hide the element."""
+    text = json.dumps(value, default=str)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def file_link(path: Path, here: Path) -> str:
+    """A relative, URL-quoted link from the page's folder `here` to `path` (`./name`): a file
+    name never becomes a scheme (`javascript:`) or a host."""
+    relative = Path(os.path.relpath(path, here)).as_posix()
+    return "./" + quote(relative, safe="/")
+
+
 def _figure(fig: go.Figure, div_id: str) -> str:
     config = {"displaylogo": False, "responsive": True}
     return pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=div_id, config=config)
@@ -96,7 +123,9 @@ def _leaderboard(tasks: pl.DataFrame) -> str:
     selects = []
     for column, words in FILTERS.items():
         values = sorted({str(v) for v in tasks[column].drop_nulls().to_list() if str(v)})
-        options = "".join(f"<option>{html.escape(v)}</option>" for v in values)
+        options = "".join(
+            f"<option value='{html.escape(v)}'>{html.escape(v)}</option>" for v in values
+        )
         selects.append(
             f"<label>{words} <select data-filter='{column}'><option value=''>all</option>"
             f"{options}</select></label>"
@@ -157,7 +186,7 @@ def _cell(value: object) -> str:
 
 def _provenance(data: ResultsFolder, here: Path) -> str:
     links = "".join(
-        f"<li><a href='{html.escape(os.path.relpath(p, here))}'>"
+        f"<li><a href='{html.escape(file_link(p, here))}'>"
         f"{html.escape(str(p.relative_to(data.root)))}</a></li>"
         for p in data.files
     )

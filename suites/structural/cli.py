@@ -12,8 +12,8 @@ import polars as pl
 from internals import load_subject
 from internals import sites as site_rules
 from probes import StructuralConfig
-from suites.datasets import as_source, resolve_file
-from suites.datasets.references import add_data_option
+from suites.datasets import resolve_file
+from suites.datasets.references import add_data_option, data_source
 from suites.errors import TaskError
 from suites.outputs import finish_manifest, read_manifest, write_manifest, write_table
 from suites.overrides import apply
@@ -54,7 +54,7 @@ def config_from(args: argparse.Namespace) -> StructuralSuiteConfig:
 def run(args: argparse.Namespace) -> int:
     """Handler of `lingprobe run structural`: data, settings and models checked before --out."""
     config = config_from(args)
-    banks = read_banks(config, as_source(args.data, progress=not args.quiet))
+    banks = read_banks(config, data_source(args))
     subjects = [
         load_subject(spec.strip(), init=init.strip())
         for spec in args.models.split(",")
@@ -95,7 +95,7 @@ def print_best(rows: pl.DataFrame) -> None:
 
 def amnesic(args: argparse.Namespace) -> int:
     """Handler of `lingprobe run amnesic`: UPOS erased at each site against a random erasure."""
-    train_file = resolve_file(args.train, as_source(args.data), what="--train")
+    train_file = resolve_file(args.train, data_source(args), what="--train")
     bank = read_treebank(train_file, limit_sentences=args.sentences)
     texts = read_treebank(train_file, skip_sentences=args.sentences, limit_sentences=args.texts)
     subject = load_subject(args.model, head="lm")

@@ -69,6 +69,7 @@ class SweepConfig:
     store: Path | None = None  # activation store; None = OUT/store
     executor: str = "local"
     data: Path | str | None = None  # "full" (None), "samples" or a data folder (suites.datasets)
+    trust_local: bool = False  # use data-folder files that differ from the registry as they are
     device: str | None = None  # None = the model's default device
     resources: Resources = field(default_factory=Resources)
     source: Path | None = None  # the config file

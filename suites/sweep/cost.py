@@ -32,7 +32,7 @@ def _size(tasks: Sequence[Task]) -> tuple[int, int]:
 def plan_table(config: SweepConfig, units: Sequence[Unit]) -> pl.DataFrame:
     """One row per unit: status, datasets, items, texts, sites, probes per site, est. seconds."""
     records = Records(config.out)
-    source = as_source(config.data, progress=False)
+    source = as_source(config.data, progress=False, trust_local=config.trust_local)
     sizes: dict[str, tuple[int, int, int]] = {}
     rows = []
     for unit in units:

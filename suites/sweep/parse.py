@@ -7,6 +7,7 @@ out = "results/sweep"          # required; relative paths are relative to this f
 store = "results/store"        # optional (default OUT/store)
 executor = "local"             # local | ray
 data = "full"                  # "full" (default), "samples" (shipped) or a data folder
+trust_local = false            # true: use data-folder copies that differ from the registry
 device = "cuda"                # optional
 
 [[models]]
@@ -102,6 +103,9 @@ def parse_config(data: dict[str, Any], *, base: Path, file: str = "<config>") ->
         "executor", lambda v: v in EXECUTORS, f"choose one of {EXECUTORS}", "local"
     )
     data_dir = sweep.get("data", text, 'give "full", "samples" or a data folder as a string')
+    trust_local = sweep.get(
+        "trust_local", lambda v: isinstance(v, bool), "give true or false", False
+    )
     device = sweep.get("device", text, "give a torch device such as 'cpu' or 'cuda'")
     sweep.finish()
     models = _models(
@@ -136,6 +140,7 @@ def parse_config(data: dict[str, Any], *, base: Path, file: str = "<config>") ->
         store=_path(store, base) if store else None,
         executor=executor,
         data=_data(data_dir, base),
+        trust_local=trust_local,
         device=device,
         resources=resources,
         source=Path(file).resolve() if file != "<config>" else None,

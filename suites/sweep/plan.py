@@ -41,7 +41,7 @@ def unit_identity(unit: Unit) -> dict:
 
 def plan_units(config: SweepConfig) -> list[Unit]:
     """Every (model, task group) unit of the sweep, grouped by model in config order."""
-    source = as_source(config.data, progress=False)
+    source = as_source(config.data, progress=False, trust_local=config.trust_local)
     units: list[Unit] = []
     for model in config.models:
         for entry in config.suites:
@@ -77,6 +77,7 @@ def context_of(config: SweepConfig, *, progress: bool) -> UnitContext:
         out=config.out,
         store=config.store_path,
         data=config.data,
+        trust_local=config.trust_local,
         device=config.device,
         threads=config.resources.cpus,
         progress=progress,
@@ -85,7 +86,7 @@ def context_of(config: SweepConfig, *, progress: bool) -> UnitContext:
 
 def check_tasks(config: SweepConfig) -> None:
     """Refuse what cannot run (unknown task names ...) before any model is loaded."""
-    source = as_source(config.data, progress=False)
+    source = as_source(config.data, progress=False, trust_local=config.trust_local)
     for i, entry in enumerate(config.suites):
         try:
             SUITES[entry.suite].check(entry.config, source)

@@ -123,6 +123,7 @@ def manifest_details(config: SweepConfig, units: list[Unit], executor: str) -> d
         "models": [m.identity() | {"label": m.label} for m in config.models],
         "suites": [{"suite": e.suite, "settings": identity(e.config)} for e in config.suites],
         "data": str(config.data or "full"),
+        "trust_local": config.trust_local,
         "units": [u.id for u in units],
         "plan": [
             {

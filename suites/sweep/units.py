@@ -45,6 +45,7 @@ class UnitContext:
     out: Path
     store: Path
     data: Path | str | None = None  # as `suites.datasets.as_source` takes it
+    trust_local: bool = False  # `suites.datasets.DataSource.trust_local`
     device: str | None = None
     threads: int = 1
     progress: bool = True  # the unit's own bars (features, probes)
@@ -58,7 +59,7 @@ class UnitContext:
         return RunContext(
             out=self.folder(unit_id),
             store=self.store,
-            data=as_source(self.data, progress=False),
+            data=as_source(self.data, progress=False, trust_local=self.trust_local),
             device=self.device,
             progress=self.progress,
         )

@@ -11,6 +11,8 @@ import json
 import sys
 
 from tests.bad_inputs.case import Case, run_plain
+from tests.bad_inputs.data_cases import DATA_CASES
+from tests.bad_inputs.explorer_cases import EXPLORER
 from tests.bad_inputs.internals_cases import ITEMS, SITES
 from tests.bad_inputs.label_cases import LABELS
 from tests.bad_inputs.load_cases import LOAD
@@ -28,6 +30,8 @@ SECTIONS = {
     "Data files": READERS,
     "Labels, quoting, trees and configs": LABELS,
     "Suites, sweeps and the command line": SUITES_CASES,
+    "Data folders and downloads": DATA_CASES,
+    "The HTML explorer and plots": EXPLORER,
 }
 CASES: list[Case] = [case for cases in SECTIONS.values() for case in cases]
 INTRO = """# Bad inputs and damages, and what each gets

@@ -1,7 +1,7 @@
 """A real HTTP server on 127.0.0.1 serving files from a folder, counting requests.
 
 `stall_after` makes it send the headers and that many bytes of a file, then hang (a download to
-kill half-way).
+kill half-way); `redirects` maps a path to the URL it redirects to (302).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ class FileServer:
     root: Path
     requests: list[str] = field(default_factory=list)
     stall_after: int | None = None
+    redirects: dict[str, str] = field(default_factory=dict)
 
 
 @contextmanager
@@ -36,6 +37,12 @@ def serve(root: Path) -> Iterator[FileServer]:
 
         def do_GET(self):
             state.requests.append(self.path)
+            if self.path in state.redirects:
+                self.send_response(302)
+                self.send_header("Location", state.redirects[self.path])
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return None
             if state.stall_after is None:
                 return super().do_GET()
             data = (root / self.path.lstrip("/")).read_bytes()

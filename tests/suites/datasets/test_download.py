@@ -70,18 +70,24 @@ def test_a_hash_mismatch_is_rejected_and_nothing_is_left(served, tmp_path):
     assert files_under(home) == [] and not home.exists()
 
 
-def test_a_damaged_cached_file_is_removed_and_fetched_again(served, tmp_path, caplog):
+def test_a_damaged_file_in_the_cache_is_moved_aside_and_fetched_again(
+    served, tmp_path, monkeypatch, caplog
+):
     server, data = served
-    home = tmp_path / "home"
+    monkeypatch.setenv("LINGPROBE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("LINGPROBE_DATA")
     file = entry(server.url, "toy/a.bin", data)
-    source = DataSource(home=home, progress=False)
+    source = DataSource(progress=False)
     path = source.file_path(file)
+    assert path == tmp_path / "cache" / "datasets" / "toy" / "a.bin"
     damaged = bytearray(data)
     damaged[1000] ^= 0xFF
     path.write_bytes(bytes(damaged))
     assert source.file_path(file).read_bytes() == data
     assert len(server.requests) == 2
-    assert "does not match the registry's sha256" in caplog.text
+    (aside,) = path.parent.glob("a.bin.corrupt-*")
+    assert aside.read_bytes() == bytes(damaged)  # never deleted
+    assert "does not match the registry's sha256; moved it to a.bin.corrupt-" in caplog.text
 
 
 KILL_SCRIPT = """
@@ -193,7 +199,7 @@ def test_cli_fetch_with_an_unreachable_mirror_exits_2_and_leaves_the_cache_empty
     assert files_under(home) == []
 
 
-def test_cli_verify_finds_a_damaged_file(tmp_path, capsys):
+def test_cli_verify_finds_a_damaged_file_and_leaves_it(tmp_path, capsys):
     home = tmp_path / "home"
     assert main(["data", "fetch", "jiant-edge-example", "--data", str(home)]) == 0
     damaged = home / "jiant_edge_probing_example" / "spr1_test.jsonl"
@@ -202,5 +208,21 @@ def test_cli_verify_finds_a_damaged_file(tmp_path, capsys):
     assert main(["data", "verify", "--data", str(home)]) == 1
     out = capsys.readouterr().out
     assert "DAMAGED  jiant-edge-example" in out and "2 files checked" in out
-    assert not damaged.exists()
+    assert "left as it is: move it away" in out
+    assert damaged.read_text() == "not the fixture\n"  # a folder the user named: untouched
+    damaged.unlink()
     assert main(["data", "verify", "--data", str(home)]) == 0
+
+
+def test_cli_verify_moves_a_damaged_file_of_the_cache_aside(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("LINGPROBE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("LINGPROBE_DATA")
+    assert main(["data", "fetch", "jiant-edge-example"]) == 0
+    damaged = tmp_path / "cache" / "datasets" / "jiant_edge_probing_example" / "spr1_test.jsonl"
+    damaged.write_text("not the fixture\n")
+    capsys.readouterr()
+    assert main(["data", "verify"]) == 1
+    assert "moved aside" in capsys.readouterr().out
+    (aside,) = damaged.parent.glob("spr1_test.jsonl.corrupt-*")
+    assert aside.read_text() == "not the fixture\n" and not damaged.exists()
+    assert main(["data", "verify"]) == 0
