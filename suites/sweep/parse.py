@@ -8,6 +8,7 @@ store = "results/store"        # optional (default OUT/store)
 executor = "local"             # local | ray
 data = "full"                  # "full" (default), "samples" (shipped) or a data folder
 device = "cuda"                # optional
+retries = 2                    # Ray: a worker whose process or node dies restarts (default 2)
 
 [[models]]
 name = "minilm"                # anything load_subject takes
@@ -103,6 +104,12 @@ def parse_config(data: dict[str, Any], *, base: Path, file: str = "<config>") ->
     )
     data_dir = sweep.get("data", text, 'give "full", "samples" or a data folder as a string')
     device = sweep.get("device", text, "give a torch device such as 'cpu' or 'cuda'")
+    retries = sweep.get(
+        "retries",
+        lambda v: integer(v) and v >= 0,
+        "give how many times a Ray worker that died restarts (0 or more)",
+        2,
+    )
     sweep.finish()
     models = _models(
         top.get(
@@ -137,6 +144,7 @@ def parse_config(data: dict[str, Any], *, base: Path, file: str = "<config>") ->
         executor=executor,
         data=_data(data_dir, base),
         device=device,
+        retries=retries,
         resources=resources,
         source=Path(file).resolve() if file != "<config>" else None,
     )

@@ -50,10 +50,17 @@ def local_sweep(tmp_path_factory):
     return config, run_sweep(config, progress=False)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_instance():
-    """A local Ray instance with 2 CPUs for the Ray executor's tests."""
+    """A local Ray instance with 2 CPUs for one module of Ray executor tests (the cluster test
+    starts its own Ray, so none may outlive its module)."""
     ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        _node_ip_address="127.0.0.1",
+    )
     yield
     ray.shutdown()
