@@ -107,6 +107,9 @@ def test_read_takes_site_numbers_and_items_in_the_order_asked(tmp_path):
     assert torch.equal(fs.read([3, 1]), reference[:, [3, 1]])
     assert torch.equal(fs.read(items=[9, 2]), reference[[9, 2]])
     assert torch.equal(fs.read([2], slice(5, 10)), reference[5:10, [2]])
+    assert torch.equal(fs.read(np.array([0, 3]), np.arange(4)), reference[:4, [0, 3]])
+    assert torch.equal(fs.read(list(np.arange(2)), torch.tensor([1])), reference[[1], :2])
+    assert torch.equal(fs.read(range(-1, -3, -1)), reference[:, [3, 2]])
     assert torch.equal(fs[3:7], reference[3:7])
     assert fs.read([0], []).shape == (0, 1, 5)
 
