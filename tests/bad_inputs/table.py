@@ -11,6 +11,7 @@ import json
 import sys
 
 from tests.bad_inputs.case import Case, run_plain
+from tests.bad_inputs.feature_set_cases import FEATURE_SETS
 from tests.bad_inputs.internals_cases import ITEMS, SITES
 from tests.bad_inputs.load_cases import LOAD
 from tests.bad_inputs.probes_cases import PROBES
@@ -22,6 +23,7 @@ SECTIONS = {
     "Items": ITEMS,
     "Sites": SITES,
     "Store settings and damaged shards": STORE,
+    "Feature sets on disk": FEATURE_SETS,
     "Loading": LOAD,
     "Probes, configs and result folders": PROBES,
     "Data files": READERS,
