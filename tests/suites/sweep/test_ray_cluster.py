@@ -18,40 +18,38 @@ import polars as pl
 import pytest
 
 from suites.sweep import read_log, run_sweep
-from tests.suites.sweep.conftest import write_sweep
+from tests.suites.sweep.conftest import LOOPBACK, loopback_ray, write_sweep
 
 ray = pytest.importorskip("ray")
 psutil = pytest.importorskip("psutil")
 
-LOOPBACK = "127.0.0.1"
 WAIT_S = 300.0  # the removal must happen within this; the sweep itself takes about a minute
 
 
 @pytest.fixture
-def cluster(monkeypatch):
+def cluster():
     """(cluster, its two worker nodes), the driver connected; every node on 127.0.0.1."""
-    from ray._private import ray_constants
     from ray.cluster_utils import Cluster
 
-    # Ray takes the machine's address for a node unless told it is not a cluster machine:
-    # every Ray process this test starts (they inherit the variable) and this driver use the
-    # loopback address instead
-    monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-    monkeypatch.setattr(ray_constants, "ENABLE_RAY_CLUSTER", False)
     assert not ray.is_initialized()
-    cluster = Cluster(
-        initialize_head=True,
-        head_node_args={"num_cpus": 0, "node_ip_address": LOOPBACK, "include_dashboard": False},
-    )
-    try:
-        # the head wrote its address where a bare ray.init() on this machine would join it
-        ray._common.utils.reset_ray_address()
-        workers = [cluster.add_node(num_cpus=1, node_ip_address=LOOPBACK) for _ in range(2)]
-        ray.init(address=cluster.address, _node_ip_address=LOOPBACK, log_to_driver=False)
-        yield cluster, workers
-    finally:
-        ray.shutdown()
-        cluster.shutdown()
+    with loopback_ray():
+        cluster = Cluster(
+            initialize_head=True,
+            head_node_args={
+                "num_cpus": 0,
+                "node_ip_address": LOOPBACK,
+                "include_dashboard": False,
+            },
+        )
+        try:
+            # the head wrote its address where a bare ray.init() on this machine would join it
+            ray._common.utils.reset_ray_address()
+            workers = [cluster.add_node(num_cpus=1, node_ip_address=LOOPBACK) for _ in range(2)]
+            ray.init(address=cluster.address, _node_ip_address=LOOPBACK, log_to_driver=False)
+            yield cluster, workers
+        finally:
+            ray.shutdown()
+            cluster.shutdown()
 
 
 def running_a_unit(node: Any) -> bool:
