@@ -122,6 +122,12 @@ def extract_on_ray(
                 ]
             )
             index = ray.get(actors[0].assemble.remote(list(items), *where))
+        except ray.exceptions.RayActorError as error:
+            raise SweepError(
+                f"extract_on_ray: a worker of {model.label} died {retries + 1} times (retries ="
+                f" {retries}): {str(error).strip().splitlines()[0]}; the shards it finished are"
+                " kept in the store, so running it again computes only the rest"
+            ) from error
         finally:
             for each in actors:
                 ray.kill(each)
