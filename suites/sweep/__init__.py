@@ -4,6 +4,8 @@
 one dataset group each); `run_sweep(config)` runs the units not yet finished (executor
 "local" or "ray"), records failures without stopping, and merges one leaderboard;
 `render(out)` draws the report. The CLI is `lingprobe sweep CONFIG [--dry-run]`.
+`extract_on_ray(model, items, sites, store, workers=N)` splits one model's extraction across
+Ray workers by items into one store and returns its `FeatureSet`.
 """
 
 from suites.sweep.config import ModelSpec, Resources, SuiteEntry, SweepConfig
@@ -11,6 +13,7 @@ from suites.sweep.cost import plan_table
 from suites.sweep.errors import SweepConfigError, SweepError
 from suites.sweep.parse import load_config, parse_config
 from suites.sweep.plan import by_model, plan_units
+from suites.sweep.ray_extract import extract_on_ray
 from suites.sweep.records import read_log
 from suites.sweep.report import render
 from suites.sweep.run import SweepSummary, run_sweep
@@ -27,6 +30,7 @@ __all__ = [
     "Unit",
     "UnitOutcome",
     "by_model",
+    "extract_on_ray",
     "load_config",
     "parse_config",
     "plan_table",

@@ -5,10 +5,20 @@ with the unit resource request (`num_cpus` = `[resources] cpus`, `num_gpus` = `g
 default 1 when the cluster has GPUs). A worker holds one unit at a time; when it ends, the
 driver records the outcome and hands the worker the model's next unit, or retires it and
 starts a worker for the next model. At most `max_workers` workers live at once (default: as
-many as the cluster's CPUs and GPUs hold). A worker that dies (e.g. out of memory) fails its
-unit; the model's other units go to a fresh worker. Workers write unit folders and the store
-under the sweep's `out` (on a cluster: a filesystem every node sees); the driver alone writes
-the records. Ray is an optional extra: `pip install 'lingprobe[ray]'`.
+many as the cluster's CPUs and GPUs hold).
+
+Node loss: a worker whose process or node dies is restarted by Ray (actor `max_restarts` and
+`max_task_retries` = `[sweep] retries`, default 2) on any node with room, and its unit runs
+again there from a clean unit folder (`suites.sweep.ray_worker`); Ray retries only such
+system failures, as a unit's own exception comes back in its outcome. A worker that died more
+than `retries` times fails its unit with Ray's cause; the model's other units go to a fresh
+worker. A restarted worker waits until a node has room, so a cluster that lost nodes runs on
+with fewer workers.
+
+Shared folders: workers write unit folders under the sweep's `out` and features into the
+store, and the driver alone writes the records, so on a cluster both folders must be on a
+filesystem every node sees; `suites.sweep.shared_folders` checks that on every node before any
+worker starts. Ray is an optional extra: `pip install 'lingprobe[ray]'`.
 """
 
 from __future__ import annotations
@@ -20,9 +30,10 @@ from typing import Any
 from suites.sweep.config import ModelSpec, Resources
 from suites.sweep.errors import SweepError
 from suites.sweep.progress import SweepProgress
+from suites.sweep.ray_worker import RayWorker, death_error
 from suites.sweep.records import Records
-from suites.sweep.units import Unit, UnitContext, UnitError, UnitOutcome
-from suites.sweep.worker import ModelWorker
+from suites.sweep.shared_folders import check_shared_folders
+from suites.sweep.units import Unit, UnitContext, UnitOutcome
 
 
 def import_ray() -> Any:
@@ -67,18 +78,45 @@ def run_ray(
     records: Records,
     progress: SweepProgress,
     resources: Resources,
+    retries: int = 2,
+    actor_class: type[RayWorker] = RayWorker,
 ) -> None:
-    """Run every unit on Ray workers; each outcome is recorded by this process as it ends."""
+    """Run every unit on Ray workers; each outcome is recorded by this process as it ends.
+
+    `retries`: how often Ray restarts a worker whose process or node died (its unit then runs
+    again); `actor_class`: what each worker runs (a `RayWorker`)."""
     ray = import_ray()
     started_ray = not ray.is_initialized()
     if started_ray:
         ray.init(address=resources.address, include_dashboard=False, log_to_driver=True)
-    cluster = ray.cluster_resources()
-    gpus = gpus_per_worker(resources, cluster)
-    remote = ray.remote(ModelWorker).options(
-        num_cpus=resources.cpus, num_gpus=gpus, max_restarts=0, max_task_retries=0
-    )
-    limit = capacity(resources, cluster, gpus)
+    try:
+        cluster = ray.cluster_resources()
+        gpus = gpus_per_worker(resources, cluster)
+        check_shared_folders(
+            ray, {"out": context.out, "store": context.store}, float(resources.cpus), gpus
+        )
+        remote = ray.remote(actor_class).options(
+            num_cpus=resources.cpus, num_gpus=gpus, max_restarts=retries, max_task_retries=retries
+        )
+        _schedule(ray, remote, groups, context, records, progress, resources, retries, cluster)
+    finally:
+        if started_ray:
+            ray.shutdown()
+
+
+def _schedule(
+    ray: Any,
+    remote: Any,
+    groups: list[tuple[ModelSpec, list[Unit]]],
+    context: UnitContext,
+    records: Records,
+    progress: SweepProgress,
+    resources: Resources,
+    retries: int,
+    cluster: dict[str, float],
+) -> None:
+    """Hand every unit to a worker of its model and record each outcome as it ends."""
+    limit = capacity(resources, cluster, gpus_per_worker(resources, cluster))
     queues = {model: deque(units) for model, units in groups}
     live: dict[ModelSpec, int] = {model: 0 for model in queues}
     in_flight: dict[Any, _Worker] = {}
@@ -111,8 +149,8 @@ def run_ray(
             assert unit is not None
             try:
                 outcome, alive = ray.get(ready[0]), True
-            except ray.exceptions.RayError as error:  # the worker process died
-                outcome = UnitOutcome(unit.id, None, 0.0, "ray", error=UnitError.of(error))
+            except ray.exceptions.RayError as error:  # the worker died more than `retries` times
+                outcome = UnitOutcome(unit.id, None, 0.0, "ray", error=death_error(error, retries))
                 alive = False
             records.record(unit, outcome)
             progress.finished(unit, outcome)
@@ -124,5 +162,3 @@ def run_ray(
     finally:
         for worker in in_flight.values():
             ray.kill(worker.actor)
-        if started_ray:
-            ray.shutdown()

@@ -9,6 +9,7 @@ executor = "local"             # local | ray
 data = "full"                  # "full" (default), "samples" (shipped) or a data folder
 trust_local = false            # true: use data-folder copies that differ from the registry
 device = "cuda"                # optional
+retries = 2                    # Ray: a worker whose process or node dies restarts (default 2)
 
 [[models]]
 name = "minilm"                # anything load_subject takes
@@ -107,6 +108,12 @@ def parse_config(data: dict[str, Any], *, base: Path, file: str = "<config>") ->
         "trust_local", lambda v: isinstance(v, bool), "give true or false", False
     )
     device = sweep.get("device", text, "give a torch device such as 'cpu' or 'cuda'")
+    retries = sweep.get(
+        "retries",
+        lambda v: integer(v) and v >= 0,
+        "give how many times a Ray worker that died restarts (0 or more)",
+        2,
+    )
     sweep.finish()
     models = _models(
         top.get(
@@ -142,6 +149,7 @@ def parse_config(data: dict[str, Any], *, base: Path, file: str = "<config>") ->
         data=_data(data_dir, base),
         trust_local=trust_local,
         device=device,
+        retries=retries,
         resources=resources,
         source=Path(file).resolve() if file != "<config>" else None,
     )

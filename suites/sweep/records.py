@@ -71,6 +71,7 @@ class Records:
             "worker": outcome.worker,
             "loaded_model": outcome.loaded_model,
             "load_seconds": round(outcome.load_seconds, 3),
+            "restarted": outcome.restarted,
         }
         if outcome.rows is not None and outcome.error is None:
             write_table(outcome.rows, self.result_path(unit.id))

@@ -86,7 +86,7 @@ def _run(
             run_local(by_model(todo), context_of(config, progress=progress), records, bar)
         else:  # unit bars would interleave across workers: the overall bar only
             context = context_of(config, progress=False)
-            run_ray(by_model(todo), context, records, bar, config.resources)
+            run_ray(by_model(todo), context, records, bar, config.resources, config.retries)
     finally:
         bar.close()
     _, board, failures = write_merged(out, [u.id for u in units])
@@ -120,6 +120,7 @@ def manifest_details(config: SweepConfig, units: list[Unit], executor: str) -> d
         "config": str(config.source) if config.source else None,
         "config_text": config.source.read_text() if config.source else None,
         "executor": executor,
+        "retries": config.retries,
         "models": [m.identity() | {"label": m.label} for m in config.models],
         "suites": [{"suite": e.suite, "settings": identity(e.config)} for e in config.suites],
         "data": str(config.data or "full"),

@@ -91,6 +91,7 @@ class UnitOutcome:
     loaded_model: bool = False  # True for the unit whose worker loaded the model
     load_seconds: float = 0.0
     error: UnitError | None = None
+    restarted: bool = False  # Ray: it ran on a worker restarted after its process or node died
 
     @property
     def ok(self) -> bool:

@@ -177,6 +177,14 @@ def hf_table() -> object:
     return Dataset.from_dict({"sentence": ["A cat."], "label": ["sg"]})
 
 
+def sweep_retries_negative(env: Env) -> object:
+    path = env.tmp() / "sweep.toml"
+    path.write_text(
+        SWEEP.format(probe="").replace('data = "samples"', 'data = "samples"\nretries = -1')
+    )
+    return load_config(path)
+
+
 def load_limits_zero(env: Env) -> object:
     path = env.tmp() / "sweep.toml"
     path.write_text(SWEEP.format(probe="").replace("blimp_pairs = 10", "train = 0"))
@@ -215,6 +223,14 @@ SUITES_CASES = [
         sweep_config("epoch = 3"),
         SweepConfigError,
         r"`epoch` is not a setting here; did you mean `epochs`",
+    ),
+    Case(
+        "sweep-retries-negative",
+        "sweep TOML `[sweep] retries = -1`",
+        "SweepConfigError naming the key and the fix (0 or more)",
+        sweep_retries_negative,
+        SweepConfigError,
+        r"\[sweep\] retries = -1: give how many times a Ray worker that died restarts",
     ),
     Case(
         "sweep-second-on-folder",

@@ -13,6 +13,7 @@ import sys
 from tests.bad_inputs.case import Case, run_plain
 from tests.bad_inputs.data_cases import DATA_CASES
 from tests.bad_inputs.explorer_cases import EXPLORER
+from tests.bad_inputs.feature_set_cases import FEATURE_SETS
 from tests.bad_inputs.internals_cases import ITEMS, SITES
 from tests.bad_inputs.label_cases import LABELS
 from tests.bad_inputs.load_cases import LOAD
@@ -25,6 +26,7 @@ SECTIONS = {
     "Items": ITEMS,
     "Sites": SITES,
     "Store settings and damaged shards": STORE,
+    "Feature sets on disk": FEATURE_SETS,
     "Loading": LOAD,
     "Probes, configs and result folders": PROBES,
     "Data files": READERS,

@@ -3,9 +3,13 @@ all from the data shipped with lingprobe (`data = "samples"`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+LOOPBACK = "127.0.0.1"
 
 HOLMES_TASKS = ["blimp-adjunct_island", "blimp-anaphor_number_agreement"]
 
@@ -50,10 +54,31 @@ def local_sweep(tmp_path_factory):
     return config, run_sweep(config, progress=False)
 
 
-@pytest.fixture(scope="session")
+@contextmanager
+def loopback_ray() -> Iterator[None]:
+    """Ray processes started inside advertise and dial 127.0.0.1, not the machine's address:
+    Ray takes the loopback address where it is told the machine is not a cluster machine (the
+    variable reaches every process Ray starts; the constant, this driver)."""
+    from ray._private import ray_constants
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        patch.setattr(ray_constants, "ENABLE_RAY_CLUSTER", False)
+        yield
+
+
+@pytest.fixture(scope="module")
 def ray_instance():
-    """A local Ray instance with 2 CPUs for the Ray executor's tests."""
+    """A local Ray instance with 2 CPUs on 127.0.0.1 for one module of Ray executor tests (the
+    cluster test starts its own Ray, so none may outlive its module)."""
     ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
+    with loopback_ray():
+        ray.init(
+            address="local",  # a new instance, whatever cluster this machine has
+            num_cpus=2,
+            include_dashboard=False,
+            log_to_driver=False,
+            _node_ip_address=LOOPBACK,
+        )
+        yield
+        ray.shutdown()

@@ -19,6 +19,7 @@ out = "results/sweep"
 store = "/tmp/lingprobe-store"
 executor = "ray"
 device = "cpu"
+retries = 3
 
 [[models]]
 name = "minilm"
@@ -76,7 +77,7 @@ def test_full_schema_is_read(folder):
     config = load_config(write(folder, FULL))
     assert config.out == folder / "results" / "sweep"  # relative to the config file
     assert config.store == Path("/tmp/lingprobe-store") and config.store_path == config.store
-    assert (config.executor, config.device) == ("ray", "cpu")
+    assert (config.executor, config.device, config.retries) == ("ray", "cpu", 3)
     assert [m.label for m in config.models] == ["minilm", "minilm@random", "GloVe"]
     assert [m.init for m in config.models] == ["pretrained", "random", "pretrained"]
     assert config.models[0].dtype == "float32" and config.models[2].dtype == "auto"
@@ -116,6 +117,7 @@ def test_defaults(tmp_path):
         base=tmp_path,
     )
     assert config.executor == "local" and config.store_path == tmp_path / "o" / "store"
+    assert config.retries == 2  # a Ray worker whose process or node dies restarts twice
     holmes = config.suites[0].config
     assert holmes.grid == HolmesConfig().grid and holmes.train == TrainConfig()
     assert config.resources.cpus == 1
@@ -135,6 +137,8 @@ def test_defaults(tmp_path):
             ('executor = "ray"', 'executor = "slurm"'),
             r"executor = 'slurm': choose one of \('local', 'ray'\)",
         ),
+        (("retries = 3", "retries = -1"), r"\[sweep\] retries = -1: give how many times"),
+        (("retries = 3", "retries = 1.5"), r"\[sweep\] retries = 1.5: give how many times"),
         (('dtype = "float32"', 'dtype = "fp8"'), r"\[\[models\]\] #1 dtype = 'fp8': choose one of"),
         (('init = ["pretrained", "random"]', 'init = "trained"'), r"#1 init = 'trained'"),
         (('suite = "edge"', 'suite = "senteval"'), r"\[\[suites\]\] #2 suite = 'senteval': choose"),

@@ -1,0 +1,58 @@
+"""One model's extraction split across Ray workers by items, into one store: the feature set
+equals a single-process lazy extraction of the same items, bit for bit."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from internals import FeatureSet, SpanItem, load_subject
+from suites.sweep.config import ModelSpec
+from suites.sweep.ray_extract import extract_on_ray, runs
+from suites.sweep.worker import unit_threads
+
+pytest.importorskip("ray")
+
+SENTENCES = [
+    "The cat sat on the mat .",
+    "A dog barked at the old postman today .",
+    "Birds sing .",
+    "She reads long books slowly and carefully on Sundays .",
+]
+WORDS = [
+    SpanItem(text, spans=((start, start + len(word)),))
+    for text in SENTENCES
+    for start, word in zip(
+        [sum(len(w) + 1 for w in text.split(" ")[:i]) for i in range(len(text.split(" ")))],
+        text.split(" "),
+        strict=True,
+    )
+]
+
+
+def test_runs_are_whole_shards_one_per_worker():
+    assert runs(10, 4, 2) == [range(0, 8), range(8, 10)]
+    assert runs(10, 4, 3) == [range(0, 4), range(4, 8), range(8, 10)]
+    assert runs(10, 4, 8) == [range(0, 4), range(4, 8), range(8, 10)]  # no worker without items
+    assert runs(3, 4, 2) == [range(0, 3)]
+
+
+@pytest.mark.slow
+def test_two_workers_write_one_store_equal_to_one_process(ray_instance, tmp_path):
+    layers = [1, 3, 6]
+    fs = extract_on_ray(
+        ModelSpec("minilm", "minilm"), WORDS, layers, tmp_path / "store", workers=2, shard_size=4
+    )
+    with unit_threads(1):  # the workers' thread count: the same float reductions
+        minilm = load_subject("minilm")
+        alone = minilm.features(
+            WORDS, layers, store=tmp_path / "alone", shard_size=4, progress=False, lazy=True
+        )
+    assert isinstance(fs, FeatureSet) and fs.shape == alone.shape == (len(WORDS), 3, 384)
+    assert fs.site_names == alone.site_names
+    assert torch.equal(fs.to_tensor(), alone.to_tensor())
+    # the store holds each worker's run of items, and the whole list read from them
+    lists = [json.loads(p.read_text()) for p in (tmp_path / "store").glob("*/*/meta.json")]
+    assert sorted(m["items"] for m in lists) == [len(WORDS) - 16, 16, len(WORDS)]
