@@ -87,7 +87,7 @@ def test_lazy_extraction_memory(benchmark) -> None:
         f"lazy peak 100k / 10k: {growth:.2f}x (goal <= {GOAL}x; increase over the loaded"
         f" state {big['increase_mib']:.0f} / {small['increase_mib']:.0f} MiB)"
     )
-    memory, memory_small = (rows[("memory", n)] for n in SIZES)
+    memory_small, memory = (rows[("memory", n)] for n in SIZES)
     print(
         f"in-memory peak / lazy peak at 100k: {memory['peak_mib'] / big['peak_mib']:.2f}x;"
         f" in-memory 100k / 10k: {memory['peak_mib'] / memory_small['peak_mib']:.2f}x;"

@@ -170,12 +170,12 @@ class FeatureSet:
             )
         drop = [axis for axis, part in enumerate((items, sites)) if _is_int(part)]
         if _is_int(sites):
-            site_list: list[int] = [int(sites)]
+            chosen: Sites = [int(sites)]
         elif isinstance(sites, slice):
-            site_list = list(range(self.shape[1]))[sites]
+            chosen = list(range(self.shape[1]))[sites]
         else:
-            site_list = list(sites)
-        values = self.read(site_list, [int(items)] if _is_int(items) else items)
+            chosen = sites
+        values = self.read(chosen, [int(items)] if _is_int(items) else items)
         for axis in reversed(drop):
             values = values.squeeze(axis)
         return values
