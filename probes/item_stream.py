@@ -81,6 +81,7 @@ class ItemStream:
                 " bytes, or fewer sites or seeds"
             )
         kept = self.read(dev_items.cpu()).to(device)
+        sweep.x = torch.zeros((), device=device).expand(*self.shape)  # stands for the features
         sweep.evaluator.x = _EvalRows(self, dev_items, kept)
         workers = resolve_threads(sweep.config.threads) if device.type == "cpu" else 1
         chunk = max(1, left // (workers * self.row_bytes))  # final evaluation: one per worker
@@ -97,7 +98,9 @@ class ItemStream:
             parts,
         )
 
-    def phases(self, sweep: Any, rows: Int[Tensor, "mask stream row"], chunks: list[int]):
+    def phases(
+        self, sweep: Any, rows: Int[Tensor, "mask stream row"], chunks: list[int]
+    ) -> Iterator[Phase]:
         """The epoch's training in parts of `span` chunks, each on the rows it gathers (read
         while the part before trains); sets `sweep.x` to each part's rows."""
         total, width = max(chunks), self.rows_per_chunk

@@ -60,9 +60,10 @@ def fit_in_site_groups(
     group_grid = replace(grid, sites=None)
     group_config = replace(config, memory=None)
     parts = []
-    for group, x in site_groups(item_major_reader(features, layout.sites), plan.groups, True):
+    read = item_major_reader(features, layout.sites)
+    for group, x in site_groups(read, plan.groups, plan.prefetch):
         parts.append((group[0], fit(x, group_grid, group_config)))
-        del x  # the next group is read while this one is released
+        del x  # released before the group after the next is read
     return merge_site_groups(parts, layout)
 
 

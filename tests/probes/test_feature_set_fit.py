@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -41,21 +42,26 @@ NAMES = [f"layer.{i}" for i in range(SITES)]
 
 
 class CountingFeatureSet(FeatureSet):
-    """A FeatureSet that records every read: (sites, items read, thread name)."""
+    """A FeatureSet that records every read: (sites, items read, thread name), and how many
+    of the tensors it returned before were still held by anyone when each read began."""
 
     reads: list[tuple[tuple[int, ...], int, str]]
+    returned: list[weakref.ref[Tensor]]
+    held: list[int]
 
     def read(self, sites: Sequence[int] | None = None, items=None) -> Tensor:  # type: ignore[override]
+        self.held.append(sum(ref() is not None for ref in self.returned))
         out = super().read(sites, items)
         chosen = tuple(range(self.shape[1])) if sites is None else tuple(sites)
         self.reads.append((chosen, out.shape[0], threading.current_thread().name))
+        self.returned.append(weakref.ref(out))
         return out
 
 
 def counting(folder: Path) -> CountingFeatureSet:
     features = CountingFeatureSet.open(folder)
     assert isinstance(features, CountingFeatureSet)
-    features.reads = []
+    features.reads, features.returned, features.held = [], [], []
     return features
 
 
@@ -127,6 +133,7 @@ def test_fit_probes_on_a_feature_set_equals_the_tensor_fit(
     if budget is not None:  # two groups fit the budget: one trains while the next is read
         held = 2 if plan.prefetch else 1
         assert all(held * len(chosen) * SITE_BYTES <= budget for chosen, _, _ in features.reads)
+        assert max(features.held) == held - 1  # groups held by the fit as each read began
 
 
 def test_fit_probes_streams_item_blocks_where_one_site_does_not_fit(
