@@ -20,7 +20,7 @@ from probes.inputs import check_site_names
 from probes.item_stream import ItemStream
 from probes.memory_budget import format_bytes
 from probes.results import ProbeResults
-from probes.site_groups import fit_in_site_groups, merge_site_groups
+from probes.site_groups import fit_in_site_groups, held_dtype, merge_site_groups
 
 log = logging.getLogger(__name__)
 
@@ -48,13 +48,14 @@ def fit_feature_set(
     budget = config.memory_bytes
     results = fit_in_site_groups(features, grid, config, budget, tensor_fit)
     if results is None and budget is not None:  # not one site fits: stream item blocks
+        held = held_dtype(features.dtype, config)
         layout = grid.layout(n_sites)
         log.warning(
             "fit_probes: one site's features (%s) do not fit memory=%s: each site streams"
             " item blocks every epoch, which costs at least one read of its features per epoch"
             " (the shards that hold each part's rows); more memory trains on whole sites,"
             " reading every byte once",
-            format_bytes(features.shape[0] * features.shape[2] * 4),
+            format_bytes(features.shape[0] * features.shape[2] * held.itemsize),
             format_bytes(budget),
         )
         one_site, streamed = replace(grid, sites=None), replace(config, memory=None)

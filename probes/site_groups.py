@@ -43,7 +43,8 @@ def fit_in_site_groups(
     does not fit `budget` (the caller streams item blocks instead)."""
     n_items, n_sites, dim = features.shape
     layout = grid.layout(n_sites)
-    site_bytes = n_items * dim * 4  # read as float32
+    held = held_dtype(features.dtype, config)
+    site_bytes = n_items * dim * held.itemsize
     plan = plan_sites(len(layout.sites), site_bytes, budget)
     if plan.streamed:
         return None
@@ -60,11 +61,20 @@ def fit_in_site_groups(
     group_grid = replace(grid, sites=None)
     group_config = replace(config, memory=None)
     parts = []
-    read = item_major_reader(features, layout.sites)
+    read = item_major_reader(features, layout.sites, held)
     for group, x in site_groups(read, plan.groups, plan.prefetch):
         parts.append((group[0], fit(x, group_grid, group_config)))
         del x  # released before the group after the next is read
     return merge_site_groups(parts, layout)
+
+
+def held_dtype(stored: torch.dtype, config: TrainConfig) -> torch.dtype:
+    """The dtype a group is held in: the stored float16 or bfloat16 (half the bytes of float32;
+    the trainer computes on their float32 values, the same numbers) when the training GEMMs run
+    in float32, else float32."""
+    if config.compute == "float32" and stored in (torch.float16, torch.bfloat16):
+        return stored
+    return torch.float32
 
 
 def merge_site_groups(parts: list[tuple[int, ProbeResults]], layout: ProbeLayout) -> ProbeResults:

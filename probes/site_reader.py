@@ -20,6 +20,7 @@ from lingprobe.feature_set import FeatureSet
 from probes.inputs import check_features
 
 Read = Callable[[tuple[int, ...]], Tensor]
+READ_BYTES = 1 << 26  # float32 bytes of one read of a group's items (memory, not results)
 Part = TypeVar("Part")
 
 
@@ -61,15 +62,25 @@ def in_memory(
     return x
 
 
-def item_major_reader(features: FeatureSet, sites: Sequence[int]) -> Read:
+def item_major_reader(
+    features: FeatureSet, sites: Sequence[int], dtype: torch.dtype = torch.float32
+) -> Read:
     """Reads the features of `sites[j]` for each position j of a group as `[item, site, dim]`
-    float32, checked finite (a NaN or inf is refused naming its site)."""
+    in `dtype` (the stored dtype or float32: the same values), checked finite (a NaN or inf is
+    refused naming its sites). Read in blocks of whole shards of about `READ_BYTES` float32, so
+    a group held in float16 needs no float32 copy of itself."""
 
     def read(group: tuple[int, ...]) -> Float[Tensor, "item site dim"]:
         chosen = [sites[j] for j in group]
-        x = features.read(sites=chosen)
-        check_features(x, f"feats (FeatureSet sites {chosen})")
-        return x.contiguous()
+        n_items, _, dim = features.shape
+        out = torch.empty(n_items, len(chosen), dim, dtype=dtype)
+        shards = max(1, READ_BYTES // (features.shard_size * len(chosen) * dim * 4))
+        step = shards * features.shard_size
+        for start in range(0, n_items, step):
+            part = features.read(sites=chosen, items=slice(start, start + step))
+            check_features(part, f"feats (FeatureSet sites {chosen})")
+            out[start : start + step] = part
+        return out
 
     return read
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -30,8 +31,11 @@ from probes import (
     fit_probes,
     fit_structural_probes,
     random_splits,
+    site_groups,
+    site_reader,
 )
 from probes.memory_budget import plan_sites
+from probes.site_reader import item_major_reader
 from tests.probes.conftest import Synthetic, make_synthetic
 from tests.probes.structural_data import embedded_trees
 from tests.probes.test_erasure import concept_data
@@ -42,26 +46,42 @@ NAMES = [f"layer.{i}" for i in range(SITES)]
 
 
 class CountingFeatureSet(FeatureSet):
-    """A FeatureSet that records every read: (sites, items read, thread name), and how many
-    of the tensors it returned before were still held by anyone when each read began."""
+    """A FeatureSet that records every read: (sites, items read, thread name)."""
 
     reads: list[tuple[tuple[int, ...], int, str]]
-    returned: list[weakref.ref[Tensor]]
-    held: list[int]
 
     def read(self, sites: Sequence[int] | None = None, items=None) -> Tensor:  # type: ignore[override]
-        self.held.append(sum(ref() is not None for ref in self.returned))
         out = super().read(sites, items)
         chosen = tuple(range(self.shape[1])) if sites is None else tuple(sites)
         self.reads.append((chosen, out.shape[0], threading.current_thread().name))
-        self.returned.append(weakref.ref(out))
         return out
+
+
+@pytest.fixture
+def held(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many site groups the fit still held as each group's read began."""
+    counts: list[int] = []
+    groups: list[weakref.ref[Tensor]] = []
+
+    def counting_reader(*args: Any) -> Callable[[tuple[int, ...]], Tensor]:
+        read = item_major_reader(*args)
+
+        def counted(group: tuple[int, ...]) -> Tensor:
+            counts.append(sum(ref() is not None for ref in groups))
+            out = read(group)
+            groups.append(weakref.ref(out))
+            return out
+
+        return counted
+
+    monkeypatch.setattr(site_groups, "item_major_reader", counting_reader)
+    return counts
 
 
 def counting(folder: Path) -> CountingFeatureSet:
     features = CountingFeatureSet.open(folder)
     assert isinstance(features, CountingFeatureSet)
-    features.reads, features.returned, features.held = [], [], []
+    features.reads = []
     return features
 
 
@@ -115,7 +135,7 @@ BUDGETS = {"all-sites": None, "groups-of-two": 4 * SITE_BYTES, "one-site-at-a-ti
 @pytest.mark.parametrize("budget", BUDGETS.values(), ids=BUDGETS.keys())
 @pytest.mark.parametrize("name", GRIDS)
 def test_fit_probes_on_a_feature_set_equals_the_tensor_fit(
-    data: Synthetic, folder: Path, name: str, budget: int | None
+    data: Synthetic, folder: Path, name: str, budget: int | None, held: list[int]
 ) -> None:
     grid, config = GRIDS[name]
     splits = random_splits(N, seed=1)
@@ -131,9 +151,29 @@ def test_fit_probes_on_a_feature_set_equals_the_tensor_fit(
     plan = plan_sites(len(grid.layout(SITES).sites), SITE_BYTES, budget)
     assert len(features.reads) == len(plan.groups)
     if budget is not None:  # two groups fit the budget: one trains while the next is read
-        held = 2 if plan.prefetch else 1
-        assert all(held * len(chosen) * SITE_BYTES <= budget for chosen, _, _ in features.reads)
-        assert max(features.held) == held - 1  # groups held by the fit as each read began
+        at_once = 2 if plan.prefetch else 1
+        assert all(at_once * len(c) * SITE_BYTES <= budget for c, _, _ in features.reads)
+        assert max(held) == at_once - 1  # groups the fit still held as each read began
+
+
+@pytest.mark.parametrize("name", ["per-seed-order", "shared-order-mdl-some-sites"])
+def test_a_float16_feature_set_trains_as_its_float32_values(
+    data: Synthetic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    grid, config = GRIDS[name]
+    path = tmp_path / "fs16"
+    FeatureSet.write(path, [data.feats], NAMES, dtype=torch.float16, shard_size=32)
+    features = counting(path)
+    values = features.to_tensor()  # the float32 values of the stored float16
+    splits = random_splits(N, seed=1)
+    options = {"keys": data.keys, "progress": False}
+    ref = fit_probes(values, data.labels, splits, grid, config, site_names=NAMES, **options)
+    monkeypatch.setattr(site_reader, "READ_BYTES", 2 * 32 * DIM * 4)  # 2 shards per read
+    features.reads = []
+    budget = 2 * SITE_BYTES  # two sites of float16 per group, two groups held
+    got = fit_probes(features, data.labels, splits, grid, replace(config, memory=budget), **options)
+    assert_same_results(ref, got)
+    assert len(features.reads) > len(grid.layout(SITES).sites) // 2  # several reads per group
 
 
 def test_fit_probes_streams_item_blocks_where_one_site_does_not_fit(
