@@ -111,9 +111,8 @@ def fit_probes(
         ([0, 1], True)
     """
     grid, config = grid or ProbeGrid(), config or TrainConfig()
-    options: dict[str, Any] = dict(
-        keys=keys, num_classes=num_classes, device=device, progress=progress
-    )
+    options: dict[str, Any] = {"keys": keys, "num_classes": num_classes, "device": device}
+    options["progress"] = progress
     if isinstance(feats, FeatureSet):  # read from disk under config.memory
         return fit_feature_set(feats, targets, splits, grid, config, _fit, site_names, **options)
     return _fit(feats, targets, splits, grid, config, site_names=site_names, **options)
