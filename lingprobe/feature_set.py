@@ -29,8 +29,8 @@ from lingprobe.feature_index import INDEX, REWRITE, FeatureIndex
 from lingprobe.feature_writer import DEFAULT_SHARD_SIZE, write_feature_folder
 from lingprobe.shards import ShardDamage, read_shard
 
-ItemIndex = slice | int | Sequence[int] | Tensor | np.ndarray | None
-SiteIndex = slice | int | Sequence[int] | None
+Sites = Sequence[int | np.integer] | np.ndarray | Tensor
+Items = slice | Sequence[int | np.integer] | np.ndarray | Tensor
 
 __all__ = ["FeatureSet"]
 
@@ -137,12 +137,14 @@ class FeatureSet:
         return self.read()
 
     def read(
-        self,
-        sites: Sequence[int] | None = None,
-        items: slice | Sequence[int] | Tensor | np.ndarray | None = None,
+        self, sites: Sites | None = None, items: Items | None = None
     ) -> Float[Tensor, "item site dim"]:
         """Features of `items` (default all) at site numbers `sites` (default all), float32 on
-        the CPU, in the order asked; only the shards that hold them are read and verified."""
+        the CPU, in the order asked; only the shards that hold them are read and verified.
+
+        `sites`: site numbers (a list, range, integer array or tensor; negative from the last).
+        `items`: a slice, item numbers (negative from the last), or a boolean mask over items.
+        """
         site_list = self._site_numbers(sites)
         rows = self._item_numbers(items)
         out = torch.empty(len(rows), len(site_list), self.shape[2], dtype=torch.float32)
@@ -168,20 +170,22 @@ class FeatureSet:
             )
         drop = [axis for axis, part in enumerate((items, sites)) if _is_int(part)]
         if _is_int(sites):
-            site_list: list[int] = [int(sites)]
+            chosen: Sites = [int(sites)]
         elif isinstance(sites, slice):
-            site_list = list(range(self.shape[1]))[sites]
+            chosen = list(range(self.shape[1]))[sites]
         else:
-            site_list = list(sites)
-        values = self.read(site_list, [int(items)] if _is_int(items) else items)
+            chosen = sites
+        values = self.read(chosen, [int(items)] if _is_int(items) else items)
         for axis in reversed(drop):
             values = values.squeeze(axis)
         return values
 
-    def _site_numbers(self, sites: Sequence[int] | None) -> list[int]:
+    def _site_numbers(self, sites: Sites | None) -> list[int]:
         count = self.shape[1]
         if sites is None:
             return list(range(count))
+        if isinstance(sites, Tensor | np.ndarray):
+            sites = sites.tolist()
         if isinstance(sites, str | bytes) or not all(_is_int(s) for s in sites):
             raise FeatureSetIndexError(
                 f"sites={sites!r}: give site numbers (ints); the names are fs.site_names"
@@ -194,7 +198,7 @@ class FeatureSet:
             )
         return [int(s) % count for s in sites]
 
-    def _item_numbers(self, items: ItemIndex) -> Int[np.ndarray, " item"]:
+    def _item_numbers(self, items: Items | None) -> Int[np.ndarray, " item"]:
         count = self.shape[0]
         if items is None:
             return np.arange(count)

@@ -11,11 +11,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from internals import SpanItem
+from internals.errors import OptionError
 from lingprobe.errors import FeatureSetError
 from lingprobe.feature_set import FeatureSet
 from tests.bad_inputs.case import Case, Env
 
 SITES = ["layer.0", "layer.1"]
+ITEMS = [SpanItem("the cat sat", spans=((4, 7),)), SpanItem("a dog barked", spans=((2, 5),))]
 
 
 def features(seed: int = 0) -> torch.Tensor:
@@ -244,5 +247,23 @@ FEATURE_SETS = [
         not_empty,
         FeatureSetError,
         r"is not empty; give another folder, remove it, or pass overwrite=True",
+    ),
+    Case(
+        "lazy-without-store",
+        "subject.features(items, lazy=True) without store",
+        "OptionError: lazy=True needs store=DIR",
+        lambda env: env.static.features(ITEMS, progress=False, lazy=True),
+        OptionError,
+        r"lazy=True keeps the features on disk and needs store=DIR",
+    ),
+    Case(
+        "lazy-store-float64",
+        "lazy=True with store_dtype=torch.float64",
+        "OptionError: a feature set stores float32, float16 or bfloat16",
+        lambda env: env.static.features(
+            ITEMS, store=env.tmp(), store_dtype=torch.float64, progress=False, lazy=True
+        ),
+        OptionError,
+        r"lazy=True with store_dtype=torch\.float64: a feature set stores torch\.float32",
     ),
 ]

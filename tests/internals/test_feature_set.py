@@ -79,6 +79,8 @@ KEYS = [
     (slice(None), 2),
     (4, -1),
     (torch.tensor([3, 11, 2]), [1, 2]),
+    (slice(1, 4), torch.tensor([2, 0])),
+    (np.int64(5), np.array([1, 3])),
     (torch.arange(13) % 3 == 0, slice(1, 2)),
     (np.array([0, 12]), slice(None)),
 ]
@@ -89,15 +91,13 @@ def test_indexing_equals_the_tensors_indexing(tmp_path, key):
     reference = values()
     fs = FeatureSet.write(tmp_path / "fs", chunked(reference, 4), names(4), shard_size=4)
     items, sites = key
-    index_items = torch.as_tensor(items) if isinstance(items, np.ndarray) else items
-    if isinstance(sites, slice) and sites.step is not None and sites.step < 0:
-        expected = reference[index_items][..., list(range(4))[sites], :]
-        if isinstance(items, int):
-            expected = reference[items][list(range(4))[sites]]
-    elif isinstance(items, int) or isinstance(sites, int):
-        expected = reference[index_items, sites]
+    # the reference's own indexing, one axis at a time (two index lists would pair up)
+    site_list = list(range(4))[sites] if isinstance(sites, slice) else sites
+    by_items = reference[torch.as_tensor(items) if isinstance(items, np.ndarray) else items]
+    if isinstance(items, int | np.integer):
+        expected = by_items[site_list]
     else:
-        expected = reference[index_items][:, sites]
+        expected = by_items[:, site_list]
     assert torch.equal(fs[items, sites], expected)
 
 
@@ -107,6 +107,9 @@ def test_read_takes_site_numbers_and_items_in_the_order_asked(tmp_path):
     assert torch.equal(fs.read([3, 1]), reference[:, [3, 1]])
     assert torch.equal(fs.read(items=[9, 2]), reference[[9, 2]])
     assert torch.equal(fs.read([2], slice(5, 10)), reference[5:10, [2]])
+    assert torch.equal(fs.read(np.array([0, 3]), np.arange(4)), reference[:4, [0, 3]])
+    assert torch.equal(fs.read(list(np.arange(2)), torch.tensor([1])), reference[[1], :2])
+    assert torch.equal(fs.read(range(-1, -3, -1)), reference[:, [3, 2]])
     assert torch.equal(fs[3:7], reference[3:7])
     assert fs.read([0], []).shape == (0, 1, 5)
 
