@@ -17,6 +17,7 @@ from tests.bad_inputs.feature_set_cases import FEATURE_SETS
 from tests.bad_inputs.internals_cases import ITEMS, SITES
 from tests.bad_inputs.label_cases import LABELS
 from tests.bad_inputs.load_cases import LOAD
+from tests.bad_inputs.memory_cases import MEMORY
 from tests.bad_inputs.probes_cases import PROBES
 from tests.bad_inputs.readers_cases import READERS
 from tests.bad_inputs.store_cases import STORE
@@ -29,6 +30,7 @@ SECTIONS = {
     "Feature sets on disk": FEATURE_SETS,
     "Loading": LOAD,
     "Probes, configs and result folders": PROBES,
+    "Memory budgets": MEMORY,
     "Data files": READERS,
     "Labels, quoting, trees and configs": LABELS,
     "Suites, sweeps and the command line": SUITES_CASES,
