@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import os
 from importlib import resources
 from pathlib import Path
@@ -84,7 +85,9 @@ def render_page(data: ResultsFolder, here: Path) -> str:
         parts.append("<h2>FlashHolmes</h2>")
         parts.append(_figure(figures.flash_curve(data.tables["flash"]), "flash"))
     parts.append(_provenance(data, here))
-    scores = tasks.with_columns(
+    # a task whose score is NaN (no test item, a failed fit) is no contest: left out of the
+    # leaderboard's means and winning rates rather than counted as 0
+    scores = tasks.filter(pl.col("score").is_finite()).with_columns(
         name=pl.col("subject").replace_strict(names, return_dtype=pl.String)
     )
     payload = script_json(scores.to_dicts())
@@ -103,8 +106,19 @@ def script_json(value: Any) -> str:
     """`value` as JSON that is safe inside a `<script>` element: `<`, `>` and `&` written as
     `\\u003c`, `\\u003e`, `\\u0026` (JSON has them only inside strings, where the escapes decode
     to the same text), so no `</script>` or `<!--` can end or hide the element."""
-    text = json.dumps(value, default=str)
+    text = json.dumps(_finite(value), default=str, allow_nan=False)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _finite(value: Any) -> Any:
+    """`value` with NaN and infinite floats as None: JSON has no NaN (`JSON.parse` rejects it)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
 
 
 def file_link(path: Path, here: Path) -> str:

@@ -10,6 +10,7 @@ from urllib.parse import urlparse
 
 import plotly.graph_objects as go
 import plotly.io as pio
+import polars as pl
 import pytest
 from selectolax.lexbor import LexborHTMLParser
 
@@ -117,6 +118,29 @@ def test_script_json_decodes_to_the_same_value():
     text = script_json(value)
     assert not {"<", ">", "&"} & set(text)
     assert json.loads(text) == value
+
+
+def test_script_json_writes_non_finite_numbers_as_null():
+    text = script_json({"a": [float("nan"), float("inf"), 1.5]})
+    assert json.loads(text) == {"a": [None, None, 1.5]}
+
+
+def test_a_nan_score_is_left_out_of_the_leaderboard_not_counted_as_zero(tmp_path):
+    folder = write_results(tmp_path / "run")
+    rows = pl.read_parquet(folder / "results.parquet")
+    nan_task = (pl.col("model") == "glove") & (pl.col("task") == "upos")
+    rows.with_columns(value=pl.when(nan_task).then(float("nan")).otherwise("value")).write_parquet(
+        folder / "results.parquet"
+    )
+    page = write_html(folder)
+    payload = page.read_text(encoding="utf-8").split("id='lingprobe-scores'>", 1)[1]
+
+    def no_constants(token: str) -> None:
+        raise AssertionError(f"{token} is not JSON; JSON.parse rejects it")
+
+    shown = json.loads(payload.split("</script>", 1)[0], parse_constant=no_constants)
+    assert {(r["subject"], r["task"]) for r in shown if r["subject"] == "glove"} == set()
+    assert {r["subject"] for r in shown} == {"bert", "bert@random"}
 
 
 def test_provenance_links_are_relative_and_quoted(tmp_path):
