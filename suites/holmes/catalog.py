@@ -50,9 +50,6 @@ HOLMES_TAGS = {
 }
 
 
-TaskLimits = Limits  # the name this module used before the suite contract
-
-
 def available_tasks(data: DataSource | str | Path | None = None) -> list[str]:
     """Every task name the data source supports (the registry's, or its embedded samples')."""
     source = as_source(data)
@@ -117,7 +114,7 @@ def unknown_task_message(name: str, known: Sequence[str]) -> str:
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
     hint = f"did you mean {', '.join(close)}? " if close else ""
     return (
-        f"unknown Holmes task {name!r}; {hint}`lingprobe run holmes --list-tasks` lists the"
+        f"unknown Holmes task {name!r}; {hint}`lingprobe holmes-tasks` lists the"
         f" {len(known)} tasks of this data (groups: blimp, ewt, curriculum; or a folder holding"
         f" {SAMPLES})"
     )

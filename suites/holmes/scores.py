@@ -27,11 +27,6 @@ PRIMARY_METRIC = {"classification": "macro_f1", "multilabel": "macro_f1", "regre
 COUNT, COMPRESSION = "n_items", "compression"
 
 
-def primary_metric(target_type: str) -> str:
-    """The Holmes task metric of a target type."""
-    return PRIMARY_METRIC[target_type]
-
-
 def unit_rows(run: ProbeRun, fractions: tuple[float, ...], unit: str = "") -> pl.DataFrame:
     """Every probe's metrics at the train `fractions`, compression (the MDL block probes'
     summary) and item counts of one run, in the results schema."""

@@ -12,10 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suites.schema import RANDOM_SUFFIX, model_label
+
+__all__ = ["RANDOM_SUFFIX", "model_label"]
+
 EXECUTORS = ("local", "ray")
 DTYPES = ("auto", "float32", "float16", "bfloat16")
 INITS = ("pretrained", "random")
-RANDOM_SUFFIX = "@random"  # the Holmes label of a random-init twin (suites.holmes.models)
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ class SweepConfig:
     store: Path | None = None  # activation store; None = OUT/store
     executor: str = "local"
     data: Path | str | None = None  # "full" (None), "samples" or a data folder (suites.datasets)
+    trust_local: bool = False  # DataSource(trust_local=True): local files used as they are
     device: str | None = None  # None = the model's default device
     resources: Resources = field(default_factory=Resources)
     source: Path | None = None  # the config file

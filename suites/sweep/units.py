@@ -9,13 +9,13 @@ from __future__ import annotations
 import os
 import socket
 import traceback as tb
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from suites.datasets import as_source
+from suites.datasets import DataSource, as_source
 from suites.suite import RunContext, TaskGroup
 from suites.sweep.config import ModelSpec
 
@@ -45,6 +45,7 @@ class UnitContext:
     out: Path
     store: Path
     data: Path | str | None = None  # as `suites.datasets.as_source` takes it
+    trust_local: bool = False
     device: str | None = None
     threads: int = 1
     progress: bool = True  # the unit's own bars (features, probes)
@@ -58,7 +59,7 @@ class UnitContext:
         return RunContext(
             out=self.folder(unit_id),
             store=self.store,
-            data=as_source(self.data, progress=False),
+            data=data_source(self.data, self.trust_local),
             device=self.device,
             progress=self.progress,
         )
@@ -95,6 +96,14 @@ class UnitOutcome:
     def ok(self) -> bool:
         """Whether the unit finished."""
         return self.error is None
+
+
+def data_source(data: Path | str | None, trust_local: bool = False) -> DataSource:
+    """The `DataSource` of a sweep's `data` and `trust_local` (no download bars)."""
+    source = as_source(data, progress=False)
+    # DataSource.trust_local: local files used as they are (the field lands with --trust-local)
+    changes: dict[str, Any] = {"trust_local": True}
+    return replace(source, **changes) if trust_local else source
 
 
 def worker_name() -> str:
