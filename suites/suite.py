@@ -12,14 +12,14 @@ run it through `suites.sweep` (the command's flags come from the config's fields
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 import polars as pl
 
-from internals import Site, Subject
+from internals import Subject
 from suites.datasets import DataSource
 from suites.overrides import OverrideError, apply, apply_probe_settings
 from suites.tasks import Task
@@ -152,17 +152,6 @@ def config_from_table(
 def identity(config: Any) -> dict[str, Any]:
     """A config as plain JSON-able data (manifests, unit ids)."""
     return dataclasses.asdict(config)
-
-
-def ranked_site(sites: Sequence[str | Site]) -> str:
-    """The site a model is ranked at (Holmes §4.3: the last layer; an encoder-decoder's encoder).
-
-    The deepest layer of the encoder when the sites have one, else of the only part.
-    """
-    names = [s.name if isinstance(s, Site) else s for s in sites]
-    parts = [n.split(".")[0] for n in names]
-    part = "encoder" if "encoder" in parts else parts[0]
-    return max((n for n in names if n.split(".")[0] == part), key=lambda n: int(n.split(".")[1]))
 
 
 def with_probe(config: Any, **settings: Any) -> Any:

@@ -13,12 +13,12 @@ from pathlib import Path
 from internals import load_subject
 from suites.commands import flags
 from suites.curriculum.config import CurriculumConfig
-from suites.curriculum.data import load_phenomena, read_all
 from suites.curriculum.finetune import FineTuneConfig
 from suites.curriculum.report import print_report
 from suites.curriculum.run import run_curriculum
 from suites.datasets import FULL, SAMPLES
 from suites.errors import TaskError
+from suites.readers.curriculum_nli import load_phenomena, read_all
 from suites.tasks import Task
 
 NLI_ANALYSES = ("zero-shot", "finetune")

@@ -24,9 +24,10 @@ from suites.commands import flags
 from suites.errors import TaskError
 from suites.overrides import apply, probe_owners, settable
 from suites.registry import SUITES
+from suites.schema import model_label
 from suites.suite import Limits, Suite, config_from_table
 from suites.sweep import render, run_sweep
-from suites.sweep.config import ModelSpec, SuiteEntry, SweepConfig, model_label
+from suites.sweep.config import ModelSpec, SuiteEntry, SweepConfig
 from suites.sweep.merge import FAILURES_JSON
 
 SHARED = (

@@ -16,12 +16,12 @@ import polars as pl
 from internals import Subject
 from internals import sites as site_rules
 from suites.curriculum.config import PROBE_ANALYSES, CurriculumConfig
-from suites.curriculum.data import PHENOMENON_TYPES, load_phenomena, registry_phenomena
 from suites.curriculum.report import print_report, summarise
 from suites.curriculum.run import SUITE, run_curriculum
 from suites.datasets import DataSource
 from suites.errors import TaskError
 from suites.outputs import safe_name
+from suites.readers.curriculum_nli import PHENOMENON_TYPES, load_phenomena, registry_phenomena
 from suites.schema import subject_rows
 from suites.suite import RunContext, Suite, TaskGroup
 from suites.tasks import Task

@@ -3,8 +3,8 @@
 `read_holmes(folder)` reads the release format; `build_task(name)` builds Holmes-style tasks
 from the shared data (BLiMP, EWT, SemEval, curriculum NLI); `run_holmes(models, tasks, out)`
 probes every model on every task and writes the leaderboard; rankings live in
-`suites.ranking`, FlashHolmes rank resolution in `suites.flash`. `lingprobe run holmes` runs
-the suite resumably (`suites.holmes.suite`).
+`suites.holmes.ranking`, FlashHolmes rank resolution in `suites.holmes.flash`.
+`lingprobe run holmes` runs the suite resumably (`suites.holmes.suite`).
 """
 
 from suites.holmes.blimp import read_blimp

@@ -22,13 +22,13 @@ import difflib
 from collections.abc import Sequence
 from pathlib import Path
 
-from suites.curriculum.data import read_files
 from suites.datasets import DataSource, as_source
-from suites.edge.conllu import ConlluTask, read_conllu
-from suites.edge.semeval import read_semeval
 from suites.holmes.blimp import read_blimp
 from suites.holmes.release import SAMPLES, read_holmes
 from suites.holmes.sampling import ensure_dev, limit_items
+from suites.readers.conllu import ConlluTask, read_conllu
+from suites.readers.curriculum_nli import read_files
+from suites.readers.semeval import read_semeval
 from suites.suite import Limits
 from suites.tasks import Task, TaskError
 

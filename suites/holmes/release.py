@@ -29,8 +29,8 @@ import yaml
 from suites.datasets import DataSource
 from suites.datasets.errors import DataNotFoundError
 from suites.holmes.inventory import lookup
+from suites.readers.text_files import read_utf8
 from suites.tasks import TargetType, Task, TaskError, make_frame
-from suites.text_files import read_utf8
 
 SAMPLES = "samples.csv"
 CONFIG_KEYS = ("probe_name", "probe_task_type", "control_task_type", "num_labels")

@@ -24,8 +24,8 @@ from internals import sites as site_rules
 from lingprobe.errors import LingprobeError
 from probes import ProbeGrid, TrainConfig
 from suites.datasets import DataSource
-from suites.flash import FLASH_FRACTIONS
 from suites.holmes.catalog import build_task, expand_names
+from suites.holmes.flash import FLASH_FRACTIONS
 from suites.holmes.models import model_entries
 from suites.holmes.sampling import ensure_dev
 from suites.holmes.scores import SUITE, leaderboard, unit_rows

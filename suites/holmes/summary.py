@@ -18,10 +18,10 @@ import polars as pl
 
 from suites import plots
 from suites.datasets import DataSource
-from suites.flash import plot_curve, reliability_efficiency
+from suites.holmes.flash import plot_curve, reliability_efficiency
 from suites.holmes.published import published_flash_scores, published_scores
+from suites.holmes.ranking import discriminability, mean_winning_rate, type_correlations
 from suites.outputs import write_table
-from suites.ranking import discriminability, mean_winning_rate, type_correlations
 
 
 @dataclass(frozen=True)

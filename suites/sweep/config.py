@@ -12,10 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from suites.schema import RANDOM_SUFFIX, model_label
-
-__all__ = ["RANDOM_SUFFIX", "model_label"]
-
 EXECUTORS = ("local", "ray")
 DTYPES = ("auto", "float32", "float16", "bfloat16")
 INITS = ("pretrained", "random")

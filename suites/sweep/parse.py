@@ -66,6 +66,7 @@ from suites.datasets import FULL, SAMPLES
 from suites.datasets.errors import DataNotFoundError
 from suites.overrides import apply
 from suites.registry import SUITES
+from suites.schema import model_label
 from suites.suite import Limits, config_from_table
 from suites.sweep.config import (
     DTYPES,
@@ -75,7 +76,6 @@ from suites.sweep.config import (
     Resources,
     SuiteEntry,
     SweepConfig,
-    model_label,
 )
 from suites.sweep.errors import SweepConfigError
 from suites.sweep.toml_table import TomlTable, count, integer, text

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import polars as pl
 
+from suites.holmes.scores import ranked_site
 from suites.outputs import read_manifest
 from suites.plots import heatmap
 from suites.registry import SUITES
-from suites.suite import ranked_site
 from suites.sweep.merge import write_merged
 from suites.sweep.units import UNITS
 
