@@ -26,7 +26,7 @@ LIMITS = {
         " --tasks blimp-causative,upos",
         "run cc": "--n-per-class 4 --features length",
         "cc-semantics": "--n-instances 3",
-        "run curriculum": f"{SAMPLES} --sizes 10 --seeds 0 --epochs 1 --analyses inoculation"
+        "run curriculum": f"{SAMPLES} --sizes 10 --seeds 1 --epochs 1 --analyses inoculation"
         " --layers last --limit-train 60 --limit-test 30",
         "run structural": f"{SAMPLES} --train-sentences 20 --dev-sentences 10"
         " --test-sentences 20 --epochs 1 --layers 0,6",

@@ -47,7 +47,7 @@ def test_run_and_report(tmp_path, capsys):
             "--sizes",
             "5,10",
             "--seeds",
-            "0",
+            "1",
             "--epochs",
             "3",
             "--pvi-folds",

@@ -1,4 +1,5 @@
-"""One sweep over every registered suite: plan, run on both executors, one leaderboard."""
+"""One sweep over every registered suite, each with `layers` and the one `[probe]` table: plan,
+run on both executors, one leaderboard."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ init = ["pretrained", "random"]
 [[suites]]
 suite = "holmes"
 tasks = ["blimp-causative"]
+layers = "last"
 limits = {{blimp_pairs = 30}}
 probe = {{mdl = false, epochs = 2, lr = 0.01}}
 
