@@ -20,9 +20,13 @@ from internals.pool import TokenSegments, pool_spans
 from internals.progress import ProgressStep
 from internals.sites import Site
 from internals.subject import Subject
+from lingprobe.errors import FeatureSetError
+from lingprobe.feature_set import FeatureSet
 
 __all__ = [
     "ExtractionMemoryError",
+    "FeatureSet",
+    "FeatureSetError",
     "InterventionError",
     "ItemError",
     "LingprobeError",

@@ -16,13 +16,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-import torch
-from torch import Tensor, nn
+from torch import nn
 
 from internals.cache_dir import cache_root
 from internals.placement import named_tensors
 from lingprobe.atomic import atomic_write_bytes
 from lingprobe.digest import bytes_digest, combined_digest, file_digest
+from lingprobe.shards import tensor_bytes
 
 log = logging.getLogger(__name__)
 # Files of a Hugging Face Trainer checkpoint that do not change the model's outputs.
@@ -87,14 +87,6 @@ def folder_digest(folder: str | os.PathLike[str]) -> str:
         p for p in root.iterdir() if p.is_file() and not p.name.startswith(TRAINER_STATE)
     )
     return combined_digest((p.name, cached_file_digest(p)) for p in files)
-
-
-def tensor_bytes(tensor: Tensor) -> memoryview:
-    """The raw bytes of a tensor (copied to the CPU first when it lives elsewhere)."""
-    flat = tensor.detach().reshape(-1)
-    if flat.device.type != "cpu":
-        flat = flat.cpu()
-    return memoryview(flat.contiguous().view(torch.uint8).numpy())  # type: ignore[arg-type]
 
 
 def module_digest(module: nn.Module) -> str:

@@ -1,5 +1,11 @@
 """The extraction loop: validate, then compute or load each shard of pooled features.
 
+With a store, it goes shard by shard (`shard_size` items): each shard's rows are loaded when the
+store holds them and computed (then saved) when it does not. In memory (`lazy=False`) the shards
+are copied into one tensor returned at the end; lazily (`lazy=True`) nothing is kept past its
+shard, and an index of the shards is written last and returned as a `FeatureSet`, so memory holds
+one shard's rows (and the batch being computed) however many items there are.
+
 It works on anything shaped like a subject (`FeatureSource`), so `internals.subject` imports it and
 not the other way round.
 """
@@ -25,7 +31,10 @@ from internals.reading import Reading
 from internals.segments import Segments
 from internals.sites import HasSites, Site, SiteSpec
 from internals.span_reuse import SpanIndex
-from internals.store import ActivationStore, data_fingerprint
+from internals.store import ActivationStore, data_fingerprint, fingerprint
+from lingprobe.feature_index import DTYPES, FeatureIndex
+from lingprobe.feature_set import FeatureSet
+from lingprobe.shards import shard_checksum
 
 
 class FeatureSource(HasSites, Protocol):
@@ -64,13 +73,16 @@ def extract_features(
     store_dtype: torch.dtype | None,
     shard_size: int,
     progress: bool | ProgressCallback,
-) -> Float[Tensor, "item site dim"]:
+    lazy: bool = False,
+) -> Float[Tensor, "item site dim"] | FeatureSet:
     """Features of `items` at `sites`; with a store, shard by shard, resuming what exists.
 
     `progress`: True for a bar over items (padding waste in its postfix), False for none, or a
-    callback that receives a `ProgressStep` after each batch.
+    callback that receives a `ProgressStep` after each batch. `lazy` (needs `store`): return a
+    `FeatureSet` over the store's shards instead of one tensor.
     """
     check_store_options(store, store_dtype, shard_size)
+    check_lazy(lazy, store, store_dtype)
     width = validate_items(items)
     sites = site_rules.resolve(subject, sites)
     bar: Any = (
@@ -90,18 +102,20 @@ def extract_features(
         segments = Segments.of(items, width)
         shelf.record_segments(segments)
         elsewhere: SpanIndex | None = None  # rows stored under other item lists, looked up once
-        out = torch.empty(len(items), len(sites), width * subject.dim)
+        shape = (len(items), len(sites), width * subject.dim)
+        out = None if lazy else torch.empty(shape)
+        checksums: list[list[str]] = [[] for _ in sites]
         for shard in range(math.ceil(len(items) / shard_size)):
             rows = slice(shard * shard_size, min(len(items), (shard + 1) * shard_size))
             chunk = items[rows]
-            shape = (len(chunk), width * subject.dim)
-            have = {site: shelf.load(site, shard, shape, dtype) for site in sites}
+            shard_shape = (len(chunk), width * subject.dim)
+            have = {site: shelf.load(site, shard, shard_shape, dtype) for site in sites}
             missing = [site for site, tensor in have.items() if tensor is None]
             if missing:
                 elsewhere = elsewhere or SpanIndex.of(store, subject_key, settings)
                 block = _missing_rows(
                     subject, chunk, missing, reading, report, dtype, elsewhere,
-                    segments.of_items(rows), rows.start, shelf, shard,
+                    segments.of_items(rows), rows.start, shelf, shard, lazy,
                 )  # fmt: skip
                 for k, site in enumerate(missing):
                     have[site] = block[:, k]
@@ -110,8 +124,39 @@ def extract_features(
             for k, site in enumerate(sites):
                 tensor = have[site]
                 assert tensor is not None
-                out[rows, k] = tensor.float()
-        return out
+                if out is None:
+                    checksums[k].append(shard_checksum(tensor))
+                else:
+                    out[rows, k] = tensor.float()
+        if out is not None:
+            return out
+        return _feature_set(shelf, shape, sites, dtype, shard_size, checksums, meta)
+
+
+def _feature_set(
+    shelf: ActivationStore,
+    shape: tuple[int, int, int],
+    sites: Sequence[Site],
+    dtype: torch.dtype,
+    shard_size: int,
+    checksums: list[list[str]],
+    meta: dict[str, Any],
+) -> FeatureSet:
+    """Index the store's shards of these sites (written last) and open them as a feature set."""
+    names = tuple(site.name for site in sites)
+    index = FeatureIndex(
+        shape=shape,
+        dtype=str(dtype).removeprefix("torch."),
+        site_names=names,
+        site_folders=names,
+        shard_size=shard_size,
+        owner=shelf.owner,
+        checksums=tuple(tuple(row) for row in checksums),
+        meta={key: value for key, value in meta.items() if isinstance(value, str | int | float)},
+    )
+    path = shelf.folder / f"featureset-{fingerprint(list(names))}.json"
+    index.save(path)
+    return FeatureSet(path, index)
 
 
 def _missing_rows(
@@ -126,17 +171,21 @@ def _missing_rows(
     first: int,
     shelf: ActivationStore,
     shard: int,
+    keep: bool,
 ) -> Tensor:
     """One shard's rows at the `missing` sites, `[item, site, width * dim]` in `dtype`: the
     items whose every segment the store holds under another item list are read from there, the
     rest computed. The shard is saved unless every item was read from elsewhere (its rows stay
-    where they are, found again next time)."""
+    where they are, found again next time) and `keep` is False (a feature set needs it here)."""
     block = torch.empty(len(chunk), len(missing), segments.width * subject.dim, dtype=dtype)
     served = elsewhere.fill(segments, missing, block, subject.dim)
     todo = np.nonzero(~served)[0]
     if len(todo) < len(chunk):
         report(ProgressStep(len(chunk) - len(todo)))
     if len(todo) == 0:
+        if keep:
+            for k, site in enumerate(missing):
+                shelf.save(site, shard, block[:, k])
         return block
     try:
         computed = subject.compute([chunk[i] for i in todo.tolist()], missing, reading, report)
@@ -152,6 +201,20 @@ def _missing_rows(
 
 
 STORE_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def check_lazy(lazy: bool, store: str | Path | None, store_dtype: torch.dtype | None) -> None:
+    """Refuse `lazy=True` without a store to hold the shards, or in a dtype a feature set lacks."""
+    if lazy and store is None:
+        raise OptionError(
+            "lazy=True keeps the features on disk and needs store=DIR (a folder for the shards);"
+            " give store=..., or lazy=False for one tensor in memory"
+        )
+    if lazy and store_dtype is not None and str(store_dtype).removeprefix("torch.") not in DTYPES:
+        raise OptionError(
+            f"lazy=True with store_dtype={store_dtype!r}: a feature set stores torch.float32,"
+            " torch.float16 or torch.bfloat16; give one of them"
+        )
 
 
 def check_store_options(

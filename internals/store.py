@@ -7,7 +7,7 @@ pooling settings, so changed inputs never meet old shards. Beside the shards, `s
 records the (text digest, span) of every pooled segment of the list, through which another item
 list finds the rows it shares with this one (`internals.span_reuse`).
 
-Each shard carries, in its safetensors metadata, the key it belongs to
+Each shard is a `lingprobe.shards` file: its safetensors metadata records the key it belongs to
 (`<subject>/<data>/<site>/<shard>`) and an XXH3-128 checksum of its dtype, shape and data bytes.
 Reading verifies both: a shard with a flipped bit, a truncated one, or one copied in from another
 site or subject is logged, deleted and recomputed, never served. Shards are written to a
@@ -25,23 +25,24 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors import safe_open
-from safetensors.torch import save as safetensors_bytes
 from torch import Tensor
 
-from internals.content_hash import tensor_bytes
 from internals.items import SpanItem
 from internals.segments import Segments
 from internals.sites import Site
 from lingprobe.atomic import atomic_write_bytes, remove_leftovers
-from lingprobe.digest import bytes_digest
+from lingprobe.shards import ShardDamage, read_shard, shard_checksum, write_shard
 
 log = logging.getLogger(__name__)
-KEY = "features"
-FORMAT = "lingprobe-shard/1"
 SEGMENTS = "segments.safetensors"
 
-__all__ = ["ActivationStore", "atomic_write_bytes", "data_fingerprint", "fingerprint"]
+__all__ = [
+    "ActivationStore",
+    "atomic_write_bytes",
+    "data_fingerprint",
+    "fingerprint",
+    "shard_checksum",
+]
 
 
 def fingerprint(payload: Any) -> str:
@@ -58,12 +59,6 @@ def data_fingerprint(items: Sequence[SpanItem], settings: dict[str, Any]) -> str
         digest.update(json.dumps(row, ensure_ascii=False).encode())
         digest.update(b"\n")
     return digest.hexdigest()[:16]
-
-
-def shard_checksum(tensor: Tensor) -> str:
-    """XXH3-128 of a shard's dtype, shape and data bytes."""
-    header = f"{tensor.dtype}|{tuple(tensor.shape)}|".encode()
-    return bytes_digest(header, tensor_bytes(tensor))
 
 
 class ActivationStore:
@@ -115,39 +110,12 @@ class ActivationStore:
         if not path.exists():
             return None
         try:
-            with safe_open(str(path), framework="pt") as handle:
-                meta = handle.metadata() or {}
-                tensor = handle.get_tensor(KEY)
-            problem = self._problem(meta, tensor, self.shard_key(site, shard), shape, dtype)
-        except Exception as error:  # unreadable: a damaged shard is recomputed, never trusted
-            problem = f"unreadable: {type(error).__name__}: {str(error)[:200]}"
-        if problem is not None:
-            log.warning("activation store: %s is damaged (%s); recomputing it", path, problem)
+            return read_shard(path, self.shard_key(site, shard), shape, dtype)
+        except ShardDamage as damage:  # a damaged shard is recomputed, never trusted
+            log.warning("activation store: %s is damaged (%s); recomputing it", path, damage)
             path.unlink(missing_ok=True)
             return None
-        return tensor
 
-    @staticmethod
-    def _problem(
-        meta: dict[str, str],
-        tensor: Tensor,
-        key: str,
-        shape: tuple[int, int],
-        dtype: torch.dtype,
-    ) -> str | None:
-        if meta.get("format") != FORMAT:
-            return f"format {meta.get('format')!r}, expected {FORMAT!r} (no checksum)"
-        if meta.get("key") != key:
-            return f"it belongs to {meta.get('key')!r}, not {key!r}"
-        if tensor.dtype != dtype or tuple(tensor.shape) != shape:
-            return f"{tensor.dtype} {tuple(tensor.shape)}, expected {dtype} {shape}"
-        if meta.get("checksum") != shard_checksum(tensor):
-            return "checksum mismatch: its bytes changed after it was written"
-        return None
-
-    def save(self, site: Site, shard: int, tensor: Tensor) -> None:
-        """Write one site's shard atomically, with its key and checksum."""
-        data = tensor.detach().cpu().contiguous()
-        meta = {"format": FORMAT, "key": self.shard_key(site, shard)}
-        meta["checksum"] = shard_checksum(data)
-        atomic_write_bytes(self.path(site, shard), safetensors_bytes({KEY: data}, metadata=meta))
+    def save(self, site: Site, shard: int, tensor: Tensor) -> str:
+        """Write one site's shard atomically, with its key and checksum; return the checksum."""
+        return write_shard(self.path(site, shard), tensor, self.shard_key(site, shard))

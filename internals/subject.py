@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import torch
 from jaxtyping import Float
@@ -17,6 +17,7 @@ from internals.pool import PoolHow
 from internals.progress import ProgressCallback
 from internals.reading import LongTexts, Reading
 from internals.sites import Site, SiteSpec, every_layer
+from lingprobe.feature_set import FeatureSet
 
 
 class Subject(ABC):
@@ -52,6 +53,7 @@ class Subject(ABC):
         `progress`, when given, is called with a `ProgressStep` after each batch.
         """
 
+    @overload
     def features(
         self,
         items: Sequence[SpanItem],
@@ -64,7 +66,39 @@ class Subject(ABC):
         store_dtype: torch.dtype | None = None,
         shard_size: int = 2048,
         progress: bool | ProgressCallback = True,
-    ) -> Float[Tensor, "item site dim"]:
+        lazy: Literal[False] = False,
+    ) -> Float[Tensor, "item site dim"]: ...
+
+    @overload
+    def features(
+        self,
+        items: Sequence[SpanItem],
+        sites: SiteSpec | None = None,
+        *,
+        pool: PoolHow = "mean",
+        long_texts: LongTexts = "window",
+        window_stride: int | None = None,
+        store: str | Path | None = None,
+        store_dtype: torch.dtype | None = None,
+        shard_size: int = 2048,
+        progress: bool | ProgressCallback = True,
+        lazy: Literal[True],
+    ) -> FeatureSet: ...
+
+    def features(
+        self,
+        items: Sequence[SpanItem],
+        sites: SiteSpec | None = None,
+        *,
+        pool: PoolHow = "mean",
+        long_texts: LongTexts = "window",
+        window_stride: int | None = None,
+        store: str | Path | None = None,
+        store_dtype: torch.dtype | None = None,
+        shard_size: int = 2048,
+        progress: bool | ProgressCallback = True,
+        lazy: bool = False,
+    ) -> Float[Tensor, "item site dim"] | FeatureSet:
         """Pooled features `[item, site, segments*dim]` (float32, CPU) of `items` at `sites`.
 
         `sites` defaults to every layer; give `Site`s, names (`"encoder.3"`), layer numbers
@@ -78,6 +112,12 @@ class Subject(ABC):
         `store_dtype=float16` halves the store; the values returned are then the stored
         (rounded) ones on every run. `progress`: a bar over items (True), none (False), or a
         callback receiving a `ProgressStep` after each batch.
+
+        `lazy=True` (with `store`) returns a `FeatureSet` over the store's shards instead of one
+        tensor: extraction then holds one shard of `shard_size` items and the batch being
+        computed, however many items there are, and the features are read from disk by sites
+        and items when needed (`fs.read(...)`, `fs[items, sites]`, `fs.to_tensor()`); their
+        values equal those `lazy=False` returns.
 
         Examples:
             >>> from internals import SpanItem, load_subject
@@ -95,6 +135,7 @@ class Subject(ABC):
             store_dtype=store_dtype,
             shard_size=shard_size,
             progress=progress,
+            lazy=lazy,
         )
 
     def content_key(self) -> str:

@@ -75,19 +75,25 @@ def remove_leftovers(folder: Path, now: float | None = None) -> list[Path]:
     if not folder.is_dir():
         return []
     now = time.time() if now is None else now
-    host = socket.gethostname().replace(".", "-") or "host"
     removed = []
     for tmp in folder.rglob(f".*{TMP_SUFFIX}"):
-        try:
-            age = now - tmp.stat().st_mtime
-        except FileNotFoundError:
-            continue
-        parts = tmp.name[: -len(TMP_SUFFIX)].rsplit(".", 3)
-        dead = len(parts) == 4 and parts[1] == host and not _running(parts[2])
-        if dead or age > STALE_AFTER_S:
+        if tmp.is_file() and is_leftover(tmp, now):
             tmp.unlink(missing_ok=True)
             removed.append(tmp)
     return removed
+
+
+def is_leftover(tmp: Path, now: float | None = None) -> bool:
+    """Whether the temporary file or folder `tmp` (named by `temporary_path`) was left by a
+    writer that died: same host and no longer running, or older than `STALE_AFTER_S`."""
+    try:
+        age = (time.time() if now is None else now) - tmp.stat().st_mtime
+    except FileNotFoundError:
+        return False
+    host = socket.gethostname().replace(".", "-") or "host"
+    parts = tmp.name[: -len(TMP_SUFFIX)].rsplit(".", 3)
+    dead = len(parts) == 4 and parts[1] == host and not _running(parts[2])
+    return dead or age > STALE_AFTER_S
 
 
 def _running(pid_text: str) -> bool:

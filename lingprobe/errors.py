@@ -13,3 +13,12 @@ class LingprobeError(Exception):
 
 class DeviceError(LingprobeError, ValueError):
     """A requested torch device does not exist or cannot be used on this machine."""
+
+
+class FeatureSetError(LingprobeError, ValueError):
+    """A feature set on disk cannot be used as it is (damaged, incomplete, from another version),
+    or was asked for something it cannot give; the message names the file or value and the fix."""
+
+
+class FeatureSetIndexError(FeatureSetError, IndexError):
+    """An item or site index outside a feature set's shape."""

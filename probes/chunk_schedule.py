@@ -42,19 +42,31 @@ Task = Draw | Train
 class ChunkSchedule:
     """The tasks of one epoch and who may run next; shared by the workers (thread-safe)."""
 
-    def __init__(self, block_masks: list[int], chunks: list[int], n_seeds: int, ring: int) -> None:
-        """`block_masks[b]`: the mask of block b; `chunks[m]`: chunks of mask m this epoch."""
+    def __init__(
+        self,
+        block_masks: list[int],
+        chunks: list[int],
+        n_seeds: int,
+        ring: int,
+        first: list[int] | None = None,
+    ) -> None:
+        """`block_masks[b]`: the mask of block b; `chunks[m]`: chunks of mask m this epoch, or
+        the chunk where this part of the epoch stops; `first[m]`: the chunk it starts at (0;
+        an epoch in parts, as with streamed features, continues at the chunk the last part
+        stopped at)."""
         if ring < 2:
             raise ValueError(f"ring={ring}: a draw needs a slot apart from the chunk training")
+        first = [0] * len(chunks) if first is None else first
         self.block_masks, self.chunks, self.ring = block_masks, chunks, ring
-        self.drawn = [[0] * n_seeds for _ in chunks]  # chunks drawn per (mask, seed)
-        self.trained = [0] * len(block_masks)  # chunks trained per block
+        self.drawn = [[f] * n_seeds for f in first]  # chunks drawn per (mask, seed)
+        self.trained = [first[m] for m in block_masks]  # chunks trained per block
         self.drawing = [[False] * n_seeds for _ in chunks]
         self.training = [False] * len(block_masks)
         self.blocks_of = [
             [b for b, m in enumerate(block_masks) if m == mask] for mask in range(len(chunks))
         ]
-        self.left = sum(chunks[m] for m in block_masks) + n_seeds * sum(chunks)
+        todo = [c - f for c, f in zip(chunks, first)]
+        self.left = sum(todo[m] for m in block_masks) + n_seeds * sum(todo)
         self.error: BaseException | None = None
         self._cond = threading.Condition()
 

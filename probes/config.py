@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from probes.field_rules import Rule, check_fields
+from probes.memory_budget import MEMORY_NEED, is_memory, memory_bytes
 
 SELECT_CHOICES = (None, "loss", "accuracy", "macro_f1", "micro_f1", "mcc", "pearson")
 
@@ -27,7 +28,20 @@ class TrainConfig:
     `compute="bfloat16"` runs the training GEMMs in bfloat16 (inputs and a per-step copy of the
     weights; softmax, gradient accumulation, AdamW and evaluation stay float32): faster where
     the CPU has bfloat16 instructions, at slightly different numbers.
+
+    `memory` (bytes, or a size such as `"4GiB"`; see `probes.memory_budget`) bounds the float32
+    features held in memory when `fit_probes` reads a `FeatureSet`: it reads a group of sites
+    that fits, trains every probe of those sites to the end and reads the next group while one
+    trains, each byte once per fit; where one site does not fit, it streams item blocks, one
+    read of the training rows per epoch. Results equal the fit of the same features in memory.
+    `None` reads every site of the grid at once. A tensor is already in memory: `memory` does
+    not change its fit.
     """
+
+    @property
+    def memory_bytes(self) -> int | None:
+        """`memory` in bytes (None: no bound)."""
+        return memory_bytes(self.memory)
 
     epochs: int = 20  # Holmes (Waldis et al. 2024) App. A.2: 20 epochs
     batch_size: int = 64  # Holmes App. A.2: batch size 64
@@ -44,6 +58,7 @@ class TrainConfig:
     eval_batch: int = 4096  # items per evaluation chunk (memory, not results)
     threads: int | None = None  # CPU worker threads (None: torch.get_num_threads()); not results
     compute: Literal["float32", "bfloat16"] = "float32"  # dtype of the training GEMMs (opt-in)
+    memory: int | str | None = None  # bound on the features read from a FeatureSet; not results
 
     def __post_init__(self) -> None:
         check_fields(self, TRAIN_RULES)
@@ -86,4 +101,5 @@ TRAIN_RULES = {
     "compute": Rule(
         lambda v: v in ("float32", "bfloat16"), "'float32' or 'bfloat16'", "compute='float32'"
     ),
+    "memory": Rule(is_memory, MEMORY_NEED, "memory='4GiB'"),
 }

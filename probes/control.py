@@ -6,6 +6,8 @@ import torch
 from jaxtyping import Int, Shaped
 from torch import Tensor
 
+from probes.grid import ProbeLayout
+from probes.inputs import Targets
 from probes.streams import keyed_generator
 
 
@@ -28,3 +30,16 @@ def control_labels(
     n_types = int(type_ids.max()) + 1 if n else 0
     source = torch.randint(0, n, (n_types,), generator=gen)
     return targets[source[type_ids.cpu()].to(targets.device)]
+
+
+def variant_targets(
+    target: Targets, ids: Int[Tensor, " item"] | None, layout: ProbeLayout
+) -> Shaped[Tensor, " seed variant item *label"]:
+    """Targets of every (seed, variant): the task's, and each seed's control labels."""
+    per_seed = []
+    for seed in layout.seeds:
+        variants = {"task": target.values}
+        if "control" in layout.variants:
+            variants["control"] = control_labels(target.values, ids, seed)
+        per_seed.append(torch.stack([variants[v] for v in layout.variants]))
+    return torch.stack(per_seed)

@@ -19,8 +19,10 @@ import torch
 from jaxtyping import Float, Int
 from torch import Tensor
 
+from lingprobe.feature_set import FeatureSet
 from probes.errors import ProbeInputError
 from probes.inputs import check_features
+from probes.site_reader import in_memory
 from probes.streams import keyed_generator
 
 
@@ -49,8 +51,12 @@ class AffineEraser:
         """Sites it holds a map for."""
         return int(self.mean.shape[0])
 
-    def __call__(self, feats: Float[Tensor, "item site width"]) -> Float[Tensor, "item site width"]:
-        """The erased features, in the features' dtype and device."""
+    def __call__(
+        self, feats: Float[Tensor, "item site width"] | FeatureSet
+    ) -> Float[Tensor, "item site width"]:
+        """The erased features, in the features' dtype and device (a `FeatureSet`: read whole,
+        float32)."""
+        feats = in_memory(feats)
         n, sites, width = feats.shape
         if sites != self.n_sites or width % self.dim:
             raise ProbeInputError(
@@ -82,7 +88,7 @@ class AffineEraser:
 
 
 def fit_leace(
-    feats: Float[Tensor, "item site dim"],
+    feats: Float[Tensor, "item site dim"] | FeatureSet,
     concept: Int[Tensor, " item"],
     *,
     num_classes: int | None = None,
@@ -92,16 +98,23 @@ def fit_leace(
 
     Whitening drops eigenvalues below `torch.linalg.pinv`'s cutoff; directions of `W Sigma_XZ`
     whose singular value is below `rtol` times the largest are numerical zeros and kept.
+    A `FeatureSet` is read one site at a time (each site once).
     """
-    check_features(feats)
     z = _one_hot(concept, feats.shape[0], num_classes)
     n, sites, d = feats.shape
     zc = z - z.mean(0)
-    mean = feats.double().mean(0)
+    if isinstance(feats, Tensor):
+        check_features(feats)
+        mean = feats.double().mean(0)
+    else:
+        mean = torch.empty(sites, d, dtype=torch.float64)  # each site's, from its one read
     sxx = torch.empty(sites, d, d, dtype=torch.float64)
     sxz = torch.empty(sites, d, z.shape[1], dtype=torch.float64)
     for s in range(sites):  # one site at a time: float64 copies of one [item, dim] slice
-        xc = feats[:, s].double() - mean[s]
+        x = in_memory(feats, [s])[:, 0].double()
+        if isinstance(feats, FeatureSet):
+            mean[s] = x.mean(0)
+        xc = x - mean[s]
         sxx[s] = xc.T @ xc / (n - 1)
         sxz[s] = xc.T @ zc / (n - 1)
     sxx = (sxx + sxx.transpose(1, 2)) / 2

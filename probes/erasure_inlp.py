@@ -19,6 +19,7 @@ import torch
 from jaxtyping import Float, Int
 from torch import Tensor
 
+from lingprobe.feature_set import FeatureSet
 from probes.erasure import AffineEraser, _one_hot, orthogonal_eraser
 from probes.errors import ProbeInputError
 from probes.inputs import check_features
@@ -35,7 +36,7 @@ class InlpResult:
 
 
 def fit_inlp(
-    feats: Float[Tensor, "item site dim"],
+    feats: Float[Tensor, "item site dim"] | FeatureSet,
     concept: Int[Tensor, " item"],
     splits: Splits | Tensor | np.ndarray,
     *,
@@ -50,9 +51,11 @@ def fit_inlp(
     """Up to `iterations` rounds of classifier-then-nullspace at every site of `feats`.
 
     Classifiers train on the train items and are judged on dev (one split code per item).
-    The computation runs in the features' dtype (float64 for exact agreement with scikit-learn).
+    The computation runs in the features' dtype (float64 for exact agreement with scikit-learn;
+    a `FeatureSet` is read once, its train and dev items, in float32).
     """
-    check_features(feats)
+    if isinstance(feats, Tensor):
+        check_features(feats)
     if iterations < 1:
         raise ProbeInputError(f"iterations={iterations}: run at least one INLP iteration.")
     n, sites, d = feats.shape
@@ -63,13 +66,14 @@ def fit_inlp(
         raise ProbeInputError("splits: INLP trains on train items and stops on dev; give both.")
     y = torch.as_tensor(concept).long().cpu()
     majority = float(torch.bincount(y[dev], minlength=k).max()) / len(dev)
-    x_train = feats[train].transpose(0, 1)
-    x_dev = feats[dev].transpose(0, 1)
-    bases = [torch.zeros(d, 0, dtype=feats.dtype) for _ in range(sites)]
+    x_train = _rows(feats, train).transpose(0, 1)
+    x_dev = _rows(feats, dev).transpose(0, 1)
+    dtype = x_train.dtype
+    bases = [torch.zeros(d, 0, dtype=dtype) for _ in range(sites)]
     active = list(range(sites))
     rows = []
     for step in range(1, iterations + 1):
-        keep = [torch.eye(d, dtype=feats.dtype) - b @ b.T for b in (bases[s] for s in active)]
+        keep = [torch.eye(d, dtype=dtype) - b @ b.T for b in (bases[s] for s in active)]
         proj = torch.stack(keep)
         fit = fit_logistic_regression(
             torch.bmm(x_train[active], proj),
@@ -85,7 +89,7 @@ def fit_inlp(
         for i, s in enumerate(active):
             above = float(acc[i]) > majority + margin
             if above:
-                rowspace = _orth(_identified_rows(fit.coef_[i], fit.classes_[i]).to(feats.dtype).T)
+                rowspace = _orth(_identified_rows(fit.coef_[i], fit.classes_[i]).to(dtype).T)
                 bases[s] = _orth(torch.cat([bases[s], rowspace], dim=1))
                 still.append(s)
             rows.append((s, step, float(acc[i]), majority, bases[s].shape[1], above))
@@ -108,6 +112,17 @@ def fit_inlp(
         orient="row",
     )
     return InlpResult(orthogonal_eraser(padded, used, "inlp"), history)
+
+
+def _rows(
+    feats: Float[Tensor, "item site dim"] | FeatureSet, items: Int[Tensor, " row"]
+) -> Float[Tensor, "row site dim"]:
+    """The features of `items` (a `FeatureSet`'s read, float32, checked finite)."""
+    if isinstance(feats, Tensor):
+        return feats[items]
+    x = feats.read(items=items)
+    check_features(x, "feats (FeatureSet)")
+    return x
 
 
 def _identified_rows(coef: Float[Tensor, "class dim"], seen: Tensor) -> Float[Tensor, "row dim"]:

@@ -16,11 +16,13 @@ import torch
 from jaxtyping import Float
 from torch import Tensor
 
+from lingprobe.feature_set import FeatureSet
 from probes.config import TrainConfig
 from probes.erasure import AffineEraser
 from probes.errors import ProbeInputError
 from probes.grid import ProbeGrid
 from probes.results import TABLE_COLUMNS
+from probes.site_reader import in_memory
 from probes.splits import Splits
 from probes.train import fit_probes
 
@@ -28,7 +30,7 @@ ORIGINAL = "none"
 
 
 def erase_then_probe(
-    feats: Float[Tensor, "item site width"],
+    feats: Float[Tensor, "item site width"] | FeatureSet,
     targets: Tensor | np.ndarray,
     splits: Splits | Tensor | np.ndarray,
     erasers: Mapping[str, AffineEraser],
@@ -45,8 +47,10 @@ def erase_then_probe(
     Every eraser holds one map per site of `feats`. `grid.sites` is ignored (all sites of all
     copies are probed); the rest of the grid and `config` apply to every copy. Returns the
     long table of `ProbeResults.table()` with `eraser` (`"none"` for the original features)
-    and `site` (the site of `feats`) columns.
+    and `site` (the site of `feats`) columns. A `FeatureSet` is read whole (the erased
+    copies are made in memory beside it).
     """
+    feats = in_memory(feats)
     if ORIGINAL in erasers:
         raise ProbeInputError(f"erasers: the name {ORIGINAL!r} is reserved for the originals.")
     for name, eraser in erasers.items():

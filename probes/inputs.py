@@ -9,7 +9,7 @@ from typing import Literal
 
 import numpy as np
 import torch
-from jaxtyping import Bool, Int, Shaped
+from jaxtyping import Bool, Float, Int, Shaped
 from torch import Tensor
 
 from lingprobe.devices import checked_device
@@ -172,3 +172,20 @@ def type_ids(keys: Tensor | np.ndarray | Sequence[object], n_items: int) -> Int[
         )
     _, inverse = np.unique(array, return_inverse=True)
     return torch.as_tensor(inverse.reshape(-1), dtype=torch.int64)
+
+
+def grid_site_features(
+    feats: Float[Tensor, "item site dim"], sites: tuple[int, ...], device: torch.device
+) -> Float[Tensor, "item grid_site dim"]:
+    """The grid's sites of `feats`, contiguous on `device` (a view when nothing changes)."""
+    if sites != tuple(range(feats.shape[1])):
+        feats = feats[:, list(sites)]
+    return feats.to(device).contiguous()
+
+
+def check_site_names(names: Sequence[str] | None, n_sites: int, what: str) -> None:
+    """Raise `ProbeInputError` unless `names` is None or one name per site of `what`."""
+    if names is not None and len(names) != n_sites:
+        raise ProbeInputError(
+            f"site_names: {len(names)} names for {n_sites} sites; give one name per site of {what}"
+        )

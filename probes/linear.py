@@ -24,7 +24,7 @@ from jaxtyping import Bool, Float
 from torch import Tensor
 
 from probes.blocks import Block
-from probes.grid import ProbeLayout
+from probes.grid import ProbeGrid, ProbeLayout
 from probes.streams import keyed_generator
 
 
@@ -244,3 +244,12 @@ class MLPProbes(BatchedProbes):
         hid = self.layout.from_site_major(hid.view(*hid.shape[:2], -1, self.hidden))
         out = torch.baddbmm(b2, hid, w2)
         return self.layout.to_site_major(out)
+
+
+def make_probes(
+    grid: ProbeGrid, layout: ProbeLayout, dim: int, outputs: int, seeds_outer: bool
+) -> BatchedProbes:
+    """The grid's probes (linear or MLP) in the training layout, freshly initialised."""
+    if grid.kind == "mlp":
+        return MLPProbes(layout, dim, outputs, grid.hidden, seeds_outer)
+    return LinearProbes(layout, dim, outputs, seeds_outer)

@@ -13,16 +13,21 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, fields
+from functools import partial
+from typing import Any
 
 import numpy as np
 import torch
 from jaxtyping import Bool, Float, Int
 from torch import Tensor
 
+from lingprobe.feature_set import FeatureSet
 from probes.errors import LogisticConvergenceWarning, ProbeInputError
 from probes.inputs import resolve_device
 from probes.lbfgs import LbfgsResult, minimize_lbfgs
+from probes.logistic_feature_set import fit_logistic_feature_set
 from probes.logistic_objective import LogisticObjective
+from probes.memory_budget import checked_memory
 from probes.workers import resolve_threads, worker_pool
 
 
@@ -84,7 +89,7 @@ class LogisticProbes:
 
 
 def fit_logistic_regression(
-    X: Float[Tensor, "group item dim"],
+    X: Float[Tensor, "group item dim"] | FeatureSet,
     y: Int[Tensor, "probe item"],
     C: float = 1.0,
     *,
@@ -96,6 +101,7 @@ def fit_logistic_regression(
     precondition: bool = True,
     device: torch.device | str | None = None,
     threads: int | None = None,
+    memory: int | str | None = None,
 ) -> LogisticProbes:
     """Fit `P` L2 logistic regressions at once; probe p reads `X[p // (P // G)]`.
 
@@ -115,6 +121,12 @@ def fit_logistic_regression(
     intra-op thread on row blocks of the features and pinned one per CPU when there are as
     many as CPUs, which keeps a fit fast beside other busy processes (see `probes.workers`);
     results do not depend on it.
+    `X` may be a `FeatureSet` `[item, site, dim]` on disk: its sites are the feature blocks
+    (G = sites), read by groups of sites that fit `memory` (bytes or a size such as `"4GiB"`;
+    None: every site at once), the next group read while one is fitted; each probe's L-BFGS
+    runs on its site's features only, so the results equal the fit of the same features as a
+    tensor `[site, item, dim]`. `memory` must hold one site's float32 features (float64 too
+    with `polish=True`); it does not change the fit of a tensor.
 
     Examples:
         >>> import torch
@@ -130,24 +142,61 @@ def fit_logistic_regression(
         >>> bool(abs(ours - theirs).max() < 1e-3)
         True
     """
-    if not isinstance(X, Tensor) or not isinstance(y, Tensor):
+    if not isinstance(X, Tensor | FeatureSet) or not isinstance(y, Tensor):
         raise ProbeInputError(
             f"fit_logistic_regression: X is {type(X).__name__} and y is {type(y).__name__}; give"
-            " torch tensors, X [group, item, dim] floats and y [probe, item] class ids"
+            " torch tensors, X [group, item, dim] floats (or a FeatureSet) and y [probe, item]"
+            " class ids"
         )
+    options: dict[str, Any] = dict(
+        tol=tol, max_iter=max_iter, polish=polish, precondition=precondition
+    )
+    if isinstance(X, FeatureSet):  # read from disk by groups of sites under `memory`
+        fitted = fit_logistic_feature_set(
+            X,
+            y,
+            C,
+            num_classes,
+            init,
+            memory,
+            polish,
+            partial(_fit, device=device, threads=threads, **options),
+        )
+    else:
+        checked_memory(memory, "fit_logistic_regression: memory")
+        fitted = _fit(X, y, C, num_classes, init, device=device, threads=threads, **options)
+    if not bool(fitted.converged_.all()):
+        warnings.warn(
+            f"fit_logistic_regression: {int((~fitted.converged_).sum())} of"
+            f" {fitted.converged_.numel()} probes did not reach tol={tol} in max_iter={max_iter};"
+            " raise max_iter or scale the features.",
+            LogisticConvergenceWarning,
+            stacklevel=2,
+        )
+    return fitted
+
+
+def _fit(
+    X: Float[Tensor, "group item dim"],
+    y: Int[Tensor, "probe item"],
+    C: float,
+    num_classes: int | None,
+    init: LogisticProbes | None,
+    *,
+    tol: float,
+    max_iter: int,
+    polish: bool,
+    precondition: bool,
+    device: torch.device | str | None,
+    threads: int | None,
+) -> LogisticProbes:
+    """`fit_logistic_regression` of a tensor, without the convergence warning."""
     dev = resolve_device(device, X)
     workers = resolve_threads(threads)  # checked on every device, used on the CPU
     with worker_pool(workers if dev.type == "cpu" else 1) as pool:
         problem = LogisticObjective(X.to(dev), y.to(dev), C, num_classes, pool)
         res = _minimize(problem, X, init, tol, max_iter, polish, precondition)
     p, k, d = problem.y.shape[0], problem.k, problem.d
-    if not bool(res.converged.all()):
-        warnings.warn(
-            f"fit_logistic_regression: {int((~res.converged).sum())} of {p} probes did not reach"
-            f" tol={tol} in max_iter={max_iter}; raise max_iter or scale the features.",
-            LogisticConvergenceWarning,
-            stacklevel=2,
-        )
     theta = res.x.view(p, k, d + 1)
     bias = theta[..., d]
     multi = problem.present.sum(dim=1) > 2

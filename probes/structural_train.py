@@ -22,9 +22,11 @@ from jaxtyping import Float, Int
 from torch import Tensor
 from tqdm.auto import tqdm
 
+from lingprobe.feature_set import FeatureSet
 from probes.errors import ProbeInputError
 from probes.inputs import check_features, resolve_device
 from probes.result_frames import metrics_frame
+from probes.site_reader import in_memory
 from probes.splits import DEV, SPLIT_NAMES, TEST, TRAIN, Splits, split_codes
 from probes.structural_metrics import StructuralKind, length_chunks, score_sentences
 from probes.structural_probe import (
@@ -65,7 +67,7 @@ class StructuralResults:
 
 
 def fit_structural_probes(
-    feats: Float[Tensor, "word site dim"],
+    feats: Float[Tensor, "word site dim"] | FeatureSet,
     trees: SentenceTrees,
     splits: Splits | Tensor | np.ndarray,
     kind: StructuralKind = "distance",
@@ -80,11 +82,13 @@ def fit_structural_probes(
     feats: one row per word, in the order of `trees` (sentence after sentence). splits: one
     code per sentence (0 train, 1 dev, 2 test, -1 unused); dev drives the regimen; metrics are
     reported on dev and test. `device` as in `fit_probes`; results come back on the CPU.
+    `feats` may be a `FeatureSet`: the grid's sites are read from it once.
     """
     grid, config = grid or StructuralGrid(), config or StructuralConfig()
     if kind not in KINDS:
         raise ProbeInputError(f"kind={kind!r}; choose 'distance' or 'depth'.")
-    check_features(feats)
+    if isinstance(feats, Tensor):
+        check_features(feats)
     if feats.shape[0] != len(trees.heads):
         raise ProbeInputError(
             f"feats has {feats.shape[0]} rows but the trees hold {len(trees.heads)} words; give"
@@ -98,8 +102,8 @@ def fit_structural_probes(
                 " decays the learning rate and stops on dev."
             )
     layout = grid.layout(feats.shape[1], feats.shape[2])
-    dev = resolve_device(device, feats)
-    run = _Run(feats, trees, codes, kind, layout, config, dev)
+    x = in_memory(feats, layout.sites)  # the grid's sites
+    run = _Run(x, trees, codes, kind, layout, config, resolve_device(device, x))
     run.train(progress)
     return run.results()
 
@@ -109,7 +113,7 @@ class _Run:
 
     def __init__(
         self,
-        feats: Float[Tensor, "word site dim"],
+        feats: Float[Tensor, "word grid_site dim"],
         trees: SentenceTrees,
         codes: Int[Tensor, " sentence"],
         kind: StructuralKind,
@@ -119,8 +123,7 @@ class _Run:
     ) -> None:
         self.trees, self.codes, self.kind = trees, codes, kind
         self.layout, self.config, self.device = layout, config, device
-        sites = list(layout.sites)
-        self.x = (feats if sites == list(range(feats.shape[1])) else feats[:, sites]).to(device)
+        self.x = feats.to(device)  # the grid's sites
         s, t, r = layout.shape
         dim, width = feats.shape[2], layout.width
         start = torch.stack(

@@ -24,33 +24,39 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import partial
+from typing import Any
 
 import numpy as np
 import polars as pl
 import torch
-from jaxtyping import Float, Int, Shaped
+from jaxtyping import Float, Int
 from torch import Tensor
 from tqdm.auto import tqdm
 
+from lingprobe.feature_set import FeatureSet
 from probes.block_inputs import block_rows, gather_rows, input_layout, input_shape
 from probes.blocks import Block, covered_outer, covered_width, unit_groups
 from probes.chunk_schedule import ChunkSchedule, Draw, Task
 from probes.config import TrainConfig
-from probes.control import control_labels
+from probes.control import variant_targets
 from probes.errors import ProbeConfigError, ProbeInputError
 from probes.evaluate import Evaluator
+from probes.feature_set_fit import fit_feature_set
 from probes.fused_steps import FusedChunk
 from probes.grid import ProbeGrid, ProbeLayout
 from probes.heads import Head, make_head
 from probes.inputs import (
     Targets,
     check_features,
+    check_site_names,
     check_targets,
+    grid_site_features,
     resolve_device,
     type_ids,
     warn_absent_classes,
 )
-from probes.linear import BatchedProbes, LinearProbes, MLPProbes
+from probes.item_stream import ItemStream, Phases, whole_epoch
+from probes.linear import make_probes
 from probes.masks import per_seed, plan_masks
 from probes.mdl import block_bounds, grid_codelengths, uniform_codelength
 from probes.optim import MaskedAdamW
@@ -65,7 +71,7 @@ RING = 4  # dropout draw slots per (mask, seed): a block may run RING - 1 chunks
 
 
 def fit_probes(
-    feats: Float[Tensor, "item site dim"],
+    feats: Float[Tensor, "item site dim"] | FeatureSet,
     targets: Tensor | np.ndarray,
     splits: Splits | Tensor | np.ndarray,
     grid: ProbeGrid | None = None,
@@ -87,6 +93,8 @@ def fit_probes(
     features' accelerator,
     else CUDA when present, else CPU; the features are moved there whole (float16/bfloat16
     features stay so in memory and are computed on in float32). Results come back on the CPU.
+    `feats` may be a `FeatureSet` on disk: it is read under `config.memory`, by groups of sites
+    (see `TrainConfig`), with the same results; its `site_names` name the sites by default.
 
     Examples:
         >>> import torch
@@ -103,7 +111,31 @@ def fit_probes(
         ([0, 1], True)
     """
     grid, config = grid or ProbeGrid(), config or TrainConfig()
-    check_features(feats)
+    options: dict[str, Any] = {"keys": keys, "num_classes": num_classes, "device": device}
+    options["progress"] = progress
+    if isinstance(feats, FeatureSet):  # read from disk under config.memory
+        return fit_feature_set(feats, targets, splits, grid, config, _fit, site_names, **options)
+    return _fit(feats, targets, splits, grid, config, site_names=site_names, **options)
+
+
+def _fit(
+    feats: Float[Tensor, "item site dim"],
+    targets: Tensor | np.ndarray,
+    splits: Splits | Tensor | np.ndarray,
+    grid: ProbeGrid,
+    config: TrainConfig,
+    *,
+    keys: Tensor | np.ndarray | list | None,
+    num_classes: int | None,
+    device: torch.device | str | None,
+    progress: bool,
+    site_names: Sequence[str] | None = None,
+    stream: ItemStream | None = None,
+) -> ProbeResults:
+    """`fit_probes` of a tensor; with `stream`, `feats` only stands for the shape of the
+    features that `stream` reads by item blocks as the fit goes."""
+    if stream is None:
+        check_features(feats)
     n_items, n_sites, _ = feats.shape
     codes = split_codes(splits, n_items)
     if grid.dev_masks is None and not bool((codes == DEV).any()):
@@ -126,14 +158,13 @@ def fit_probes(
     dev = resolve_device(device, feats)
     ids = type_ids(keys, n_items) if keys is not None else None
     workers = resolve_threads(config.threads) if dev.type == "cpu" else 1
-    sweep = _Sweep(feats, codes, target, ids, layout, head, select_by, grid, config, dev, workers)
+    x = grid_site_features(feats, layout.sites, dev) if stream is None else feats
+    sweep = _Sweep(x, codes, target, ids, layout, head, select_by, grid, config, dev, workers)
+    if stream is not None:
+        stream.attach(sweep, STEP_CHUNK)
     explicit = grid.explicit_masks
     warn_absent_classes(target, codes, None if explicit is None else per_seed(explicit))
-    if site_names is not None and len(site_names) != n_sites:
-        raise ProbeInputError(
-            f"site_names: {len(site_names)} names for {n_sites} sites; give one name per site of"
-            " feats (e.g. [s.name for s in sites])"
-        )
+    check_site_names(site_names, n_sites, "feats (e.g. [s.name for s in sites])")
     with worker_pool(workers) as pool:
         sweep.run(progress, pool)
         results = sweep.results(pool)
@@ -160,8 +191,8 @@ class _Sweep:
     ) -> None:
         dim = feats.shape[2]
         self.layout, self.head, self.grid, self.config = layout, head, grid, config
-        self.x = _site_features(feats, layout.sites, device)
-        self.targets = _variant_targets(target, ids, layout).to(device)
+        self.x = feats  # the grid's sites, on the device
+        self.targets = variant_targets(target, ids, layout).to(device)
         keys = [config.order_seed] if config.shared_order else list(layout.seeds)
         self.plan = plan_masks(
             grid.explicit_masks,
@@ -188,7 +219,7 @@ class _Sweep:
             RING,
             device,
         )
-        self.probes = _make_probes(grid, layout, dim, head.outputs, self.seeds_outer)
+        self.probes = make_probes(grid, layout, dim, head.outputs, self.seeds_outer)
         self.probes.to(device)
         self.evaluator = Evaluator(
             self.x,
@@ -211,6 +242,7 @@ class _Sweep:
         groups = unit_groups(n_outer, inner, workers, state)
         self.blocks: list[Block] = [(m, g) for m in range(len(self.plan.sizes)) for g in groups]
         self.fused: FusedChunk | None = None  # set by `run`
+        self.phases: Phases = whole_epoch  # an epoch's training on parts of self.x in turn
         # each block's input buffer of batch rows, and its layout (`block_inputs.py`)
         self.inputs: dict[tuple[int, int], tuple[int, Tensor]] = {}
         for m, g in self.blocks:
@@ -246,9 +278,10 @@ class _Sweep:
             if self.fused is None or not self.fused.class_ids:
                 targets = self.head.encode(targets)  # [mask, seed, row, var, out]
             targets = targets.movedim(2, -1).contiguous()  # [mask, seed, var, (out,) row]
-            schedule = ChunkSchedule(masks, chunks, n_seeds, RING)
-            task = partial(self._task, epoch=epoch, rows=rows, weight=weight, targets=targets)
-            pool.drain(schedule, task, width=len(self.blocks) + len(chunks) * n_seeds)
+            for first, stop, at in self.phases(rows, chunks):  # `at`: rows in self.x
+                schedule = ChunkSchedule(masks, stop, n_seeds, RING, first)
+                task = partial(self._task, epoch=epoch, rows=at, weight=weight, targets=targets)
+                pool.drain(schedule, task, width=len(self.blocks) + len(chunks) * n_seeds)
             self.probes.keep_best(self.evaluator.select(epoch, pool))
 
     def _task(self, task: Task, epoch: int, rows: Tensor, weight: Tensor, targets: Tensor) -> None:
@@ -364,33 +397,3 @@ class _Sweep:
                 else "train_fraction"
             ),
         )
-
-
-def _site_features(
-    feats: Float[Tensor, "item site dim"], sites: tuple[int, ...], device: torch.device
-) -> Float[Tensor, "item grid_site dim"]:
-    """The grid's sites of `feats`, contiguous on `device` (a view when nothing changes)."""
-    if sites != tuple(range(feats.shape[1])):
-        feats = feats[:, list(sites)]
-    return feats.to(device).contiguous()
-
-
-def _variant_targets(
-    target: Targets, ids: Int[Tensor, " item"] | None, layout: ProbeLayout
-) -> Shaped[Tensor, " seed variant item *label"]:
-    """Targets of every (seed, variant): the task's, and each seed's control labels."""
-    per_seed = []
-    for seed in layout.seeds:
-        variants = {"task": target.values}
-        if "control" in layout.variants:
-            variants["control"] = control_labels(target.values, ids, seed)
-        per_seed.append(torch.stack([variants[v] for v in layout.variants]))
-    return torch.stack(per_seed)
-
-
-def _make_probes(
-    grid: ProbeGrid, layout: ProbeLayout, dim: int, outputs: int, seeds_outer: bool
-) -> BatchedProbes:
-    if grid.kind == "mlp":
-        return MLPProbes(layout, dim, outputs, grid.hidden, seeds_outer)
-    return LinearProbes(layout, dim, outputs, seeds_outer)

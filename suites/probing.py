@@ -84,7 +84,7 @@ def task_features(
     # one bar over the task's items, fed by every chunk (not one bar per chunk)
     with ProgressBar(len(items), f"features {subject.name}", enabled=progress) as bar:
         for start in range(0, len(items), FEATURE_CHUNK):
-            chunk = subject.features(
+            chunk = subject.features(  # type: ignore[call-overload]
                 items[start : start + FEATURE_CHUNK],  # type: ignore[arg-type]
                 chosen,
                 pool=pool,  # type: ignore[arg-type]

@@ -13,6 +13,7 @@ import pytest
 
 MODULES = (
     "internals.load",
+    "lingprobe.feature_set",
     "internals.subject",
     "probes.grid",
     "probes.train",

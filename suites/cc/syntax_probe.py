@@ -48,7 +48,7 @@ def sentence_features(
     """Pooled features of whole sentences at `sites` (default: every layer)."""
     chosen = list(sites) if sites is not None else site_rules.every_layer(subject)
     items = [SpanItem(s) for s in sentences]
-    return subject.features(items, chosen, pool=pool, store=store, progress=progress)  # type: ignore[arg-type]
+    return subject.features(items, chosen, pool=pool, store=store, progress=progress)  # type: ignore[call-overload]
 
 
 def layer_predictions(

@@ -11,8 +11,10 @@ import json
 import sys
 
 from tests.bad_inputs.case import Case, run_plain
+from tests.bad_inputs.feature_set_cases import FEATURE_SETS
 from tests.bad_inputs.internals_cases import ITEMS, SITES
 from tests.bad_inputs.load_cases import LOAD
+from tests.bad_inputs.memory_cases import MEMORY
 from tests.bad_inputs.probes_cases import PROBES
 from tests.bad_inputs.readers_cases import READERS
 from tests.bad_inputs.store_cases import STORE
@@ -22,8 +24,10 @@ SECTIONS = {
     "Items": ITEMS,
     "Sites": SITES,
     "Store settings and damaged shards": STORE,
+    "Feature sets on disk": FEATURE_SETS,
     "Loading": LOAD,
     "Probes, configs and result folders": PROBES,
+    "Memory budgets": MEMORY,
     "Data files": READERS,
     "Suites, sweeps and the command line": SUITES_CASES,
 }
