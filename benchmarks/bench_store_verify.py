@@ -53,7 +53,7 @@ def word_items(n: int) -> list[SpanItem]:
     dev = Path(data) / "ud_english_ewt" / "en_ewt-ud-dev.conllu" if data else None
     items: list[SpanItem] = []
     if dev is not None and dev.is_file():
-        from suites.edge.conllu import read_sentences
+        from suites.readers.conllu import read_sentences
 
         for sentence in read_sentences(dev):
             items += [SpanItem(sentence.text, spans=((w.start, w.end),)) for w in sentence.words]

@@ -14,7 +14,7 @@ import pytest
 
 from internals import SpanItem
 from suites.datasets import DataError, DataSource
-from suites.edge.conllu import Sentence, read_sentences
+from suites.readers.conllu import Sentence, read_sentences
 
 SAMPLE_SENTENCES = {"dev": 800, "train": 3000}
 

@@ -52,7 +52,7 @@ def minilm_upos(n_sentences: int = 800, init: str = "pretrained") -> RealUpos:
     """MiniLM features at every layer (7 sites x 384) of the words of the first `n_sentences`
     EWT train sentences, mean-pooled over sub-words, with their UPOS tags (17 classes)."""
     from internals import load_subject
-    from suites.edge.conllu import read_conllu
+    from suites.readers.conllu import read_conllu
 
     task = read_conllu(ewt_train_path(), "upos", split="train", limit_sentences=n_sentences)
     subject = load_subject(MINILM, init=init)

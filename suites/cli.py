@@ -1,8 +1,11 @@
-"""The `lingprobe` command: `demo`, `run <suite>`, `sweep`, `report DIR` and `data`.
+"""The `lingprobe` command: `run <suite>`, `demo`, `sweep`, `report DIR`, `data` and the
+analyses that are not probe units (`holmes-published`, `holmes-tasks`, `amnesic`,
+`cc-semantics`, `curriculum-nli`).
 
-`run` has one subcommand per suite of `suites.registry` (each suite adds its own); the other
-commands live in `suites.commands`. Errors lingprobe raises on purpose (`LingprobeError`) print
-as one line and exit with code 2; anything else is a bug and keeps its traceback.
+`run` has one subcommand per suite of `suites.registry`, its flags generated from the suite's
+config (`suites.commands.run`); every command lives in `suites.commands`. Errors lingprobe
+raises on purpose (`LingprobeError`) print as one line and exit with code 2; anything else is a
+bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -17,10 +20,20 @@ from tqdm import tqdm
 from transformers.utils import logging as transformers_logging
 
 from lingprobe.errors import LingprobeError
-from suites.commands import data, demo, report, sweep
-from suites.registry import SUITES
+from suites.commands import (
+    amnesic,
+    cc_semantics,
+    curriculum_nli,
+    data,
+    demo,
+    holmes_published,
+    report,
+    run,
+    sweep,
+)
 
-TOP_COMMANDS = (demo, sweep, report, data)
+TOP_COMMANDS = (run, demo, sweep, report, data)
+ANALYSES = (holmes_published, amnesic, cc_semantics, curriculum_nli)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,21 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
     top = parser.add_subparsers(dest="command", metavar="COMMAND")
-    run_parser = top.add_parser(
-        "run",
-        help="run one suite on one or more models",
-        description=f"Run one suite: {', '.join(SUITES)}.",
-    )
-    run = run_parser.add_subparsers(dest="suite", metavar="SUITE")
-
-    def run_without_suite(args: argparse.Namespace) -> int:
-        run_parser.print_help()
-        return 2
-
-    run_parser.set_defaults(handler=run_without_suite)
-    for suite in SUITES.values():
-        suite.register(run)
-    for command in TOP_COMMANDS:
+    for command in (*TOP_COMMANDS, *ANALYSES):
         command.register(top)
     _show_defaults(parser)
     return parser

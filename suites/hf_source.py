@@ -18,7 +18,7 @@ from probes.inputs import TargetKind
 from probes.splits import SPLIT_NAMES
 from suites.errors import TaskError
 from suites.hf_labels import LabelReader
-from suites.text_files import csv_problem, read_utf8
+from suites.readers.text_files import csv_problem, read_utf8
 
 HFData = Any  # a datasets.Dataset, a datasets.DatasetDict, a hub name or a local file path
 TargetType = TargetKind

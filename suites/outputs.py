@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,12 @@ log = logging.getLogger(__name__)
 
 class ManifestError(TaskError):
     """A results folder's manifest cannot be read."""
+
+
+def safe_name(text: str) -> str:
+    """`text` as a file-name part (other characters become `_`): the one cleaner of the names
+    of unit folders and files."""
+    return re.sub(r"[^A-Za-z0-9._@=+-]+", "_", text).strip("_") or "_"
 
 
 def write_table(frame: pl.DataFrame, path: str | Path) -> Path:

@@ -1,15 +1,14 @@
-"""The one path from a sweep's TOML keys and the CLI's flags to a suite's probe settings.
+"""The one path from a sweep's TOML keys and `lingprobe run`'s flags to a suite's settings.
 
-Every probe setting is a field of `probes.ProbeGrid` or `probes.TrainConfig`; overrides are
-applied with `dataclasses.replace`, values are converted from the field's annotation, and the
-dataclasses validate them (`__post_init__`), so a new training setting needs one edit: its field.
-`probe_options` adds a command-line flag for every field the parser does not define yet
-(`--batch-size`, `--weight-decay`, `--lr-decay/--no-lr-decay`, ...).
+Every setting is a field of a frozen dataclass: a suite config's own fields, and the probe
+settings of the config's `probe_fields` (`probes.ProbeGrid` and `probes.TrainConfig`, or the
+suite's own regimen). Overrides are applied with `dataclasses.replace`, values are converted
+from the field's annotation, and the dataclasses validate them (`__post_init__`), so a new
+setting needs one edit: its field (`suites.commands.run` gives it a flag).
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import difflib
 import types
@@ -20,9 +19,9 @@ from typing import Any
 from lingprobe.errors import LingprobeError
 from probes import ProbeGrid, TrainConfig
 
-# Grid fields a suite decides itself: which sites (its `layers`) and that task probes exist.
-SUITE_OWNED = ("sites", "task")
-ALIASES = {"fractions": "train_fractions", "probe": "kind"}  # names older configs and flags use
+# Grid fields a suite decides itself: which sites (its `layers`), that task probes exist, and
+# explicit masks (built by the suite from its data).
+SUITE_OWNED = ("sites", "task", "train_masks", "dev_masks")
 
 
 class OverrideError(LingprobeError, ValueError):
@@ -87,6 +86,8 @@ def convert(name: str, value: Any, hint: Any) -> Any:
 
 def _sequence(name: str, value: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
     item = args[0] if args else Any
+    if name == "seeds" and isinstance(value, str) and value.strip().isdigit():
+        value = int(value)  # `--seeds 3`: seeds 0, 1, 2 (a list is written 0,1,2)
     if name == "seeds" and isinstance(value, int) and not isinstance(value, bool):
         if value < 1:
             raise OverrideError(f"seeds={value}: give how many seeds (>= 1) or a list of seeds")
@@ -108,7 +109,7 @@ def apply(settings: Any, changes: Mapping[str, Any], where: str = "") -> Any:
     prefix = f"{where}: " if where else ""
     converted = {}
     for key, value in changes.items():
-        name = ALIASES.get(key, key)
+        name = key
         if name not in fields:
             raise OverrideError(_unknown(key, list(fields), where))
         try:
@@ -127,10 +128,9 @@ def apply_probe(
     """(grid, train) with probe settings `changes` (keys: any field of either) applied."""
     owners = probe_fields()
     split: dict[type, dict[str, Any]] = {ProbeGrid: {}, TrainConfig: {}}
-    for key, value in changes.items():
-        name = ALIASES.get(key, key)
+    for name, value in changes.items():
         if name not in owners:
-            raise OverrideError(_unknown(key, list(owners), where))
+            raise OverrideError(_unknown(name, list(owners), where))
         split[owners[name]][name] = value
     return apply(grid, split[ProbeGrid], where), apply(train, split[TrainConfig], where)
 
@@ -142,99 +142,43 @@ def _unknown(key: str, known: list[str], where: str) -> str:
     return f"{prefix}`{key}` is not a setting here; {hint}settings: {', '.join(known)}"
 
 
-def flag(name: str) -> str:
-    """The command-line flag of a setting (`batch_size` -> `--batch-size`)."""
-    return "--" + name.replace("_", "-")
+def probe_owners(config: Any) -> dict[str, str]:
+    """Every probe setting a suite config takes -> the config field that holds it.
 
-
-def probe_options(parser: argparse.ArgumentParser, grid: ProbeGrid, train: TrainConfig) -> None:
-    """A flag for every probe setting the parser does not already have; defaults shown.
-
-    Given flags land in `args.probe_overrides` (see `probe_overrides`).
+    The fields are the config's `probe_fields` (`("grid", "train")`, `("logistic",)`, ...); a
+    top-level `seeds` of the config (its own seed axis) is "" (the config itself).
     """
-    taken = set(parser._option_string_actions)
-    group = parser.add_argument_group("probe settings (ProbeGrid and TrainConfig fields)")
-    for kind, defaults in ((ProbeGrid, grid), (TrainConfig, train)):
-        for name, hint in settable(kind).items():
-            option = flag(name)
-            spellings = {option, "--no-" + option[2:]}
-            spellings |= {flag(a) for a, n in ALIASES.items() if n == name}
-            if spellings & taken:
-                continue
-            default = getattr(defaults, name)
-            dest = f"override__{name}"
-            if hint is bool:
-                group.add_argument(
-                    option,
-                    dest=dest,
-                    action=argparse.BooleanOptionalAction,
-                    default=argparse.SUPPRESS,
-                    help=f"{kind.__name__}.{name} (default: {default})",
-                )
-            else:
-                group.add_argument(
-                    option,
-                    dest=dest,
-                    default=argparse.SUPPRESS,
-                    metavar=name.upper(),
-                    help=f"{kind.__name__}.{name} (default: {_shown(default)})",
-                )
+    owners: dict[str, str] = {}
+    for owner in type(config).probe_fields:
+        for name in settable(type(getattr(config, owner))):
+            owners.setdefault(name, owner)
+    if "seeds" not in owners and "seeds" in settable(type(config)):
+        owners["seeds"] = ""
+    return owners
 
 
-def _shown(value: Any) -> str:
-    if isinstance(value, tuple | list | range):
-        return ",".join(str(v) for v in value)
-    return str(value)
-
-
-def probe_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """The probe settings given as generated flags (`probe_options`)."""
-    prefix = "override__"
-    return {k.removeprefix(prefix): v for k, v in vars(args).items() if k.startswith(prefix)}
-
-
-def add_common_flags(parser: argparse.ArgumentParser, grid: ProbeGrid, train: TrainConfig) -> None:
-    """The probe flags every suite command has had (`--seeds N`, `--epochs`, ...), then a flag
-    for every other probe setting (`probe_options`)."""
-    parser.add_argument(
-        "--seeds",
-        type=int,
-        default=argparse.SUPPRESS,
-        help=f"probe seeds (default: {len(grid.seeds)})",
-    )
-    parser.add_argument(
-        "--epochs",
-        type=int,
-        default=argparse.SUPPRESS,
-        help=f"probe epochs (default: {train.epochs})",
-    )
-    parser.add_argument(
-        "--probe",
-        choices=["linear", "mlp"],
-        default=argparse.SUPPRESS,
-        help=f"probe kind (default: {grid.kind})",
-    )
-    parser.add_argument(
-        "--no-control",
-        action="store_true",
-        default=argparse.SUPPRESS,
-        help="no control-task probes (selectivity)",
-    )
-    probe_options(parser, grid, train)
-
-
-def common_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """Probe settings from the common flags and the generated ones, as override keys."""
-    given = vars(args)
-    changes = probe_overrides(args)
-    if "seeds" in given:
-        changes["seeds"] = given["seeds"]
-    if "epochs" in given:
-        changes["epochs"] = given["epochs"]
-    if "probe" in given:
-        changes["kind"] = given["probe"]
-    if given.get("no_control"):
-        changes["control"] = False
-    if given.get("no_mdl"):
-        changes["mdl"] = False
-    return changes
+def apply_probe_settings(
+    config: Any, changes: Mapping[str, Any], suite: str, where: str = ""
+) -> Any:
+    """`config` (any suite config) with probe settings `changes` (a sweep's `[probe]`, the probe
+    flags of `lingprobe run`) applied; a key the suite cannot use is an error naming both."""
+    owners = probe_owners(config)
+    split: dict[str, dict[str, Any]] = {}
+    for key, value in changes.items():
+        if key not in owners:
+            close = difflib.get_close_matches(key, list(owners), n=1)
+            hint = f"did you mean `{close[0]}`? " if close else ""
+            prefix = f"{where}: " if where else ""
+            raise OverrideError(
+                f"{prefix}the {suite} suite cannot use the probe setting `{key}`; {hint}its"
+                f" probe settings: {', '.join(owners)}"
+            )
+        split.setdefault(owners[key], {})[key] = value
+    for owner, values in split.items():
+        if owner:
+            config = dataclasses.replace(
+                config, **{owner: apply(getattr(config, owner), values, where)}
+            )
+        else:
+            config = apply(config, values, where)
+    return config

@@ -59,10 +59,6 @@ class ProbeRun:
             unit=unit,
         )
 
-    def table(self) -> pl.DataFrame:
-        """`rows()`: model, init, suite, task, ..., site, layer, seed, variant, mask, split..."""
-        return self.rows()
-
     def summary(self) -> pl.DataFrame:
         """Scores per site, mask, split and metric: mean, sigma, control and selectivity."""
         return score_table(self.rows())

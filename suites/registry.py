@@ -1,10 +1,8 @@
 """Every suite lingprobe runs, registered once: the CLI (`lingprobe run NAME`), sweeps
 (`[[suites]] suite = NAME`) and `lingprobe report` find them here. A new suite is one module
-implementing `suites.suite.Suite` plus one line below."""
+subclassing `suites.suite.Suite` plus one line below (docs/extending.md)."""
 
 from __future__ import annotations
-
-import difflib
 
 from suites.cc.suite import CCSuite
 from suites.curriculum.suite import CurriculumSuite
@@ -18,15 +16,6 @@ SUITES: dict[str, Suite] = {
     suite.name: suite
     for suite in (EdgeSuite(), HolmesSuite(), CurriculumSuite(), CCSuite(), StructuralSuite())
 }
-
-
-def get_suite(name: str) -> Suite:
-    """The registered suite `name`, or an error naming the closest and every suite."""
-    if name in SUITES:
-        return SUITES[name]
-    close = difflib.get_close_matches(name, list(SUITES), n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    raise TaskError(f"no suite named {name!r}; {hint}suites: {', '.join(SUITES)}")
 
 
 def suite_of_manifest(name: str) -> Suite:

@@ -67,6 +67,8 @@ SCORE_SCHEMA: dict[str, Any] = {
     "unit": pl.String,
 }
 
+RANDOM_SUFFIX = "@random"  # the label of a random-init twin (`model_label`)
+
 
 def conform(rows: pl.DataFrame, **labels: Any) -> pl.DataFrame:
     """`rows` with `labels` as constant columns, in `RESULTS_SCHEMA` order and types.
@@ -104,6 +106,11 @@ def subject_rows(
         }
     known.setdefault("unit", "")
     return conform(rows, **(known | (labels or {})))
+
+
+def model_label(name: str, init: str) -> str:
+    """A model's display label in tables: its name, "NAME@random" for the random-init twin."""
+    return f"{name}{RANDOM_SUFFIX}" if init == "random" else name
 
 
 def site_columns(sites: Sequence[Site]) -> pl.DataFrame:

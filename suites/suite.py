@@ -1,30 +1,28 @@
 """The suite contract: what every suite provides, so that the CLI, sweeps and reports run any suite
 the same way (`suites.registry` lists them once).
 
-A suite has a name, a frozen `Config` (a `grid: ProbeGrid` and a `train: TrainConfig`, or a
-logistic-regression config, plus its own fields only), `units(config, data)` (the resumable
-units of work of one model: task groups), `run(config, group, subject, context)` (one unit's rows
-in `suites.schema.RESULTS_SCHEMA`), `report(out)` (tables and plots of a folder it wrote) and
-`register(parsers)` (its `lingprobe run ...` command).
+A suite has a name, a frozen config (its own fields plus the probe settings its `probe_fields`
+ClassVar names: `("grid", "train")` for a `ProbeGrid` and a `TrainConfig`, or its own regimen),
+`units(config, data)` (the resumable units of work of one model: task groups),
+`run(config, group, subject, context)` (one unit's rows in `suites.schema.RESULTS_SCHEMA`) and
+`report(out)` (tables and plots of a unit folder it wrote). `lingprobe run NAME` and sweeps both
+run it through `suites.sweep` (the command's flags come from the config's fields).
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar
 
 import polars as pl
 
-from internals import Site, Subject
+from internals import Subject
 from suites.datasets import DataSource
-from suites.overrides import OverrideError, apply, apply_probe
+from suites.overrides import OverrideError, apply, apply_probe_settings
 from suites.tasks import Task
-
-OWN_PROBES = ("logistic", "structural")  # config fields of suites whose probes are no ProbeGrid
 
 
 @dataclass(frozen=True)
@@ -43,6 +41,14 @@ class Limits:
     sentences         sentences read from each CoNLL-U file (EWT-based tasks)
     blimp_pairs       minimal pairs per BLiMP paradigm
     """
+
+    HELP: ClassVar[dict[str, str]] = {
+        "train": "train items per task (whole sentences are kept where items share one)",
+        "dev": "dev items per task",
+        "test": "test items per task",
+        "sentences": "sentences read from each CoNLL-U file",
+        "blimp_pairs": "minimal pairs per BLiMP paradigm",
+    }
 
     train: int | None = None
     dev: int | None = None
@@ -72,77 +78,53 @@ class RunContext:
     progress: bool = True
 
 
-@runtime_checkable
-class Suite(Protocol):
-    """What a suite provides (see the module doc)."""
+class Suite:
+    """What a suite provides (see the module doc); subclasses set the class attributes and
+    implement `units`, `probes_per_site`, `run` and `report`."""
 
-    @property
-    def name(self) -> str:
-        """The registry name (`lingprobe run NAME`, `[[suites]] suite = NAME`)."""
-        ...
-
-    @property
-    def summary(self) -> str:
-        """One line for `--help`."""
-        ...
-
-    @property
-    def config_type(self) -> type[Any]:
-        """Its frozen config dataclass."""
-        ...
-
-    @property
-    def aliases(self) -> Mapping[str, str]:
-        """Sweep keys older configs used -> config fields."""
-        ...
-
-    @property
-    def manifest_names(self) -> Sequence[str]:
-        """The `suite` values of the manifests it writes (`lingprobe report`)."""
-        ...
-
-    @property
-    def headline_metrics(self) -> Sequence[str]:
-        """The metric its tables lead with (the first one present)."""
-        ...
+    name: ClassVar[str]  # the registry name (`lingprobe run NAME`, `[[suites]] suite = NAME`)
+    summary: ClassVar[str]  # one line for `--help`
+    config_type: ClassVar[type[Any]]  # its frozen config dataclass (declares `probe_fields`)
+    manifest_names: ClassVar[tuple[str, ...]] = ()  # the `suite` values of its manifests
+    headline_metrics: ClassVar[tuple[str, ...]] = ("accuracy",)  # first one present leads
+    extra_keys: ClassVar[dict[str, str]] = {}  # sweep keys `table_values` turns into fields
+    derived_fields: ClassVar[tuple[str, ...]] = ()  # config fields set from `extra_keys`
 
     def table_values(self, table: dict[str, Any], base: Path) -> dict[str, Any]:
-        """A sweep `[[suites]]` table's values, ready for the config (paths, groups)."""
-        ...
+        """A sweep `[[suites]]` table's values (or `lingprobe run` flags), ready for the
+        config; `base` is the folder relative paths start from. Default: as they are."""
+        return dict(table)
 
     def check(self, config: Any, data: DataSource) -> None:
-        """Refuse what cannot run (unknown task names ...) before any model loads."""
-        ...
+        """Refuse what cannot run (unknown task names ...) before any model loads.
+        Default: everything is checked when the config is built or the unit reads its data."""
 
     def units(self, config: Any, data: DataSource) -> list[TaskGroup]:
         """The units of work of one model, in order."""
-        ...
+        raise NotImplementedError
 
     def tasks(self, config: Any, group: TaskGroup, data: DataSource) -> list[Task]:
-        """The tasks of one unit as its run builds them (for plans and cost tables)."""
-        ...
+        """The tasks of one unit as its run builds them (for plans and cost tables). Default:
+        none (a suite that builds its items inside the unit)."""
+        return []
 
     def probes_per_site(self, config: Any) -> int:
         """Probes trained per site and task (for cost tables)."""
-        ...
+        raise NotImplementedError
 
     def run(
         self, config: Any, group: TaskGroup, subject: Subject, context: RunContext
     ) -> pl.DataFrame:
         """Run one unit into `context.out`; its rows (schema columns but model, init, unit)."""
-        ...
+        raise NotImplementedError
 
     def report(self, out: Path) -> None:
-        """Re-render the tables and plots of a folder this suite wrote."""
-        ...
+        """Re-render the tables and plots of a unit folder this suite wrote."""
+        raise NotImplementedError
 
     def summarize(self, rows: pl.DataFrame, units: list[Path], out: Path) -> None:
-        """Tables and plots of this suite's rows in a sweep (`units`: their unit folders)."""
-        ...
-
-    def register(self, parsers: argparse._SubParsersAction) -> None:
-        """Add this suite's `lingprobe run ...` command(s)."""
-        ...
+        """Tables and plots of this suite's rows in a sweep (`units`: their unit folders).
+        Default: nothing beyond the sweep's own tables."""
 
 
 def config_from_table(
@@ -151,27 +133,17 @@ def config_from_table(
     *,
     probe: Mapping[str, Any] | None = None,
     limits: Limits | None = None,
-    aliases: Mapping[str, str] | None = None,
     where: str = "",
 ) -> Any:
-    """A suite's config from a sweep table: its own fields, then probe settings and limits.
-
-    Own fields and their values come from the config dataclass (`suites.overrides.apply`);
-    `probe` keys are `ProbeGrid`/`TrainConfig` fields; `aliases` maps older key names.
-    """
+    """A suite's config from a sweep table (or `lingprobe run` flags): its own fields, then
+    probe settings (`suites.overrides.apply_probe_settings`) and limits."""
     config = suite.config_type()
-    own = {(aliases or {}).get(k, k): v for k, v in table.items()}
-    for reserved in ("grid", "train", "limits", *OWN_PROBES):
-        if reserved in own:
+    for reserved in ("limits", *suite.config_type.probe_fields):
+        if reserved in table:
             raise OverrideError(f"{where}: set `{reserved}` through [probe] / [limits]")
-    config = apply(config, own, where)
-    if probe and hasattr(config, "grid"):
-        grid, train = apply_probe(config.grid, config.train, probe, where)
-        config = dataclasses.replace(config, grid=grid, train=train)
-    elif probe:
-        for owner in (o for o in OWN_PROBES if hasattr(config, o)):
-            settings = apply(getattr(config, owner), probe, where)
-            config = dataclasses.replace(config, **{owner: settings})
+    config = apply(config, table, where)
+    if probe:
+        config = apply_probe_settings(config, probe, suite.name, where)
     if limits is not None and hasattr(config, "limits"):
         config = dataclasses.replace(config, limits=limits)
     return config
@@ -182,21 +154,9 @@ def identity(config: Any) -> dict[str, Any]:
     return dataclasses.asdict(config)
 
 
-def ranked_site(sites: Sequence[str | Site]) -> str:
-    """The site a model is ranked at (Holmes §4.3: the last layer; an encoder-decoder's encoder).
-
-    The deepest layer of the encoder when the sites have one, else of the only part.
-    """
-    names = [s.name if isinstance(s, Site) else s for s in sites]
-    parts = [n.split(".")[0] for n in names]
-    part = "encoder" if "encoder" in parts else parts[0]
-    return max((n for n in names if n.split(".")[0] == part), key=lambda n: int(n.split(".")[1]))
-
-
 def with_probe(config: Any, **settings: Any) -> Any:
     """`config` (any suite config) with probe settings changed, e.g. `seeds=2, epochs=5`.
 
-    Keys are fields of `probes.ProbeGrid` or `probes.TrainConfig`, as in a sweep's `[probe]`.
+    Keys are what a sweep's `[probe]` takes for that suite (`suites.overrides.probe_owners`).
     """
-    grid, train = apply_probe(config.grid, config.train, settings)
-    return dataclasses.replace(config, grid=grid, train=train)
+    return apply_probe_settings(config, settings, type(config).__name__)

@@ -1,7 +1,8 @@
 """The import graph: layers point one way, no module imports itself back, imports are top-level.
 
 Layers, lowest first: `lingprobe` (base) <- `internals`, `probes` <- `suites` <- `suites.cli`
-and `suites.commands`. `probes` never imports `internals`. Project imports sit at the top of
+and `suites.commands`. `probes` never imports `internals`; no suite imports another (shared
+readers live in `suites/readers/`). Project imports sit at the top of
 each module (not inside functions), so the graph below is the real one.
 """
 
@@ -11,6 +12,8 @@ import ast
 from pathlib import Path
 
 import pytest
+
+from suites.registry import SUITES
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("lingprobe", "internals", "probes", "suites")
@@ -85,6 +88,28 @@ def test_layers_point_one_way(graph):
     assert not wrong, "imports against the layers:\n" + "\n".join(sorted(wrong))
 
 
+SUITE_PACKAGES = ("edge", "holmes", "curriculum", "cc", "structural")
+
+
+def suite_of(name: str) -> str | None:
+    """The suite package a module belongs to (`suites.edge.report` -> edge), else None."""
+    parts = name.split(".")
+    return (
+        parts[1] if len(parts) > 1 and parts[0] == "suites" and parts[1] in SUITE_PACKAGES else None
+    )
+
+
+def test_no_suite_imports_another(graph):
+    wrong = [
+        f"{module} imports {target}"
+        for module, imported in graph.items()
+        for target in imported
+        if suite_of(module) and suite_of(target) and suite_of(module) != suite_of(target)
+    ]
+    shared = "shared code belongs in suites/ or suites/readers/"
+    assert not wrong, f"suites importing each other ({shared}):\n" + "\n".join(sorted(wrong))
+
+
 def test_no_import_cycles(graph):
     state: dict[str, int] = {}
     path: list[str] = []
@@ -126,3 +151,5 @@ def test_the_checks_can_fail(tmp_path):
     top, nested = project_imports(bad, {"suites.cli", "probes"})
     assert top == {"suites.cli"} and nested == ["probes"]
     assert layer("suites.cli") > layer("internals.store")
+    assert suite_of("suites.edge.report") == "edge" and suite_of("suites.readers.conllu") is None
+    assert set(SUITE_PACKAGES) == set(SUITES)

@@ -16,7 +16,7 @@ import polars as pl
 
 from suites.cc.errors import CorpusError
 from suites.datasets.errors import DataNotFoundError
-from suites.text_files import read_csv_frame
+from suites.readers.text_files import read_csv_frame
 
 LABEL_WORDS = {
     "1": 1,

@@ -142,10 +142,12 @@ def probe_frames(
     *,
     config: SyntaxProbeConfig = SyntaxProbeConfig(),
     value_column: str | None = "value",
+    sites: Sequence[Site] | None = None,
     store: str | Path | None = None,
     progress: bool = True,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Probe every layer on each named frame (columns sentence, label, split, `value_column`).
+    """Probe `sites` (default: every layer) on each named frame (columns sentence, label,
+    split, `value_column`).
 
     Features of all frames come from one `features` call (shared sentences are encoded once).
     Returns (per-layer table, per-layer x value table), both with a `feature` column holding the
@@ -154,7 +156,7 @@ def probe_frames(
     names = list(frames)
     for name in names:
         _check_frame(name, frames[name])
-    sites = site_rules.every_layer(subject)
+    sites = list(sites) if sites is not None else site_rules.every_layer(subject)
     everything = pl.concat([frames[n].select("sentence") for n in names])
     feats = sentence_features(
         subject,
@@ -195,10 +197,12 @@ def probe_feature_subsets(
     seeds: Sequence[int] = (0,),
     *,
     config: SyntaxProbeConfig = SyntaxProbeConfig(),
+    sites: Sequence[Site] | None = None,
     store: str | Path | None = None,
     progress: bool = True,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The synthetic experiment: D_f per feature and data seed, probed at every layer.
+    """The synthetic experiment: D_f per feature and data seed, probed at `sites` (default:
+    every layer).
 
     Returns (per-layer accuracy, per-layer x feature-value accuracy) with columns model, init,
     feature, seed, site_name, layer, [value, n,] accuracy.
@@ -207,7 +211,7 @@ def probe_feature_subsets(
     for seed in seeds:
         subsets = feature_subsets(features, n_per_value, seed)
         per_layer, per_value = probe_frames(
-            subject, subsets, config=config, store=store, progress=progress
+            subject, subsets, config=config, sites=sites, store=store, progress=progress
         )
         layers.append(per_layer.with_columns(pl.lit(seed, dtype=pl.Int64).alias("seed")))
         values.append(per_value.with_columns(pl.lit(seed, dtype=pl.Int64).alias("seed")))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from suites.commands import amnesic, cc_semantics, holmes_published
 from suites.errors import ReportError
 from suites.html import write_html
 from suites.html.page import FILE
@@ -13,6 +14,8 @@ from suites.provenance import describe_manifest
 from suites.registry import suite_of_manifest
 from suites.sweep import render
 from suites.sweep.run import SUITE as SWEEP
+
+ANALYSES = {m.MANIFEST: m.report for m in (holmes_published, amnesic, cc_semantics)}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,6 +34,8 @@ def run(args: argparse.Namespace) -> int:
     print(describe_manifest(manifest), end="\n\n")
     if name == SWEEP:
         render(out)
+    elif name in ANALYSES:
+        ANALYSES[name](out)
     else:
         suite_of_manifest(name).report(out)
     return 0
@@ -42,9 +47,10 @@ def register(parsers: argparse._SubParsersAction) -> None:
         "report",
         help="re-render tables and plots from a results folder",
         description="Re-render the tables and plots of a folder written by `lingprobe run`,"
-        " `lingprobe demo` or `lingprobe sweep`, from its parquet files alone.",
+        " `demo`, `sweep` or an analysis command (or one unit folder of them), from its parquet"
+        " files alone.",
     )
-    p.add_argument("dir", help="a folder written by `lingprobe run ...`, `demo` or `sweep`")
+    p.add_argument("dir", help="a folder written by `lingprobe run ...`, `demo`, `sweep` ...")
     p.add_argument(
         "--html",
         action="store_true",

@@ -15,16 +15,6 @@
 
 from suites.curriculum.config import ANALYSES, CurriculumConfig
 from suites.curriculum.cross_distribution import cross_distribution, cross_matrix
-from suites.curriculum.data import (
-    THREE_WAY,
-    TWO_WAY,
-    label_scheme,
-    load_phenomena,
-    read,
-    read_all,
-    read_files,
-    registry_phenomena,
-)
 from suites.curriculum.features import NLIFeatures, nli_features
 from suites.curriculum.finetune import FineTuneConfig, fine_tune, finetune_inoculation
 from suites.curriculum.hypothesis_only import hypothesis_gap, hypothesis_only
@@ -42,6 +32,16 @@ from suites.curriculum.pvi import (
 from suites.curriculum.report import summarise
 from suites.curriculum.run import run_curriculum
 from suites.curriculum.zero_shot import nli_probabilities, zero_shot
+from suites.readers.curriculum_nli import (
+    THREE_WAY,
+    TWO_WAY,
+    label_scheme,
+    load_phenomena,
+    read,
+    read_all,
+    read_files,
+    registry_phenomena,
+)
 
 __all__ = [
     "ANALYSES",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import ClassVar, Literal
 
 import torch
 from torch import Tensor
@@ -41,6 +41,8 @@ class CurriculumConfig:
     probes keep the epoch with the lowest dev loss, since PVI reads their log-probabilities.
     `phenomena`, `analyses`, `layers` and `limits` say what the suite runs (CLI and sweeps).
     """
+
+    probe_fields: ClassVar[tuple[str, ...]] = ("grid", "train")
 
     grid: ProbeGrid = field(default_factory=_paper_grid)
     train: TrainConfig = field(default_factory=_paper_train)

@@ -17,7 +17,7 @@ from torch import Tensor
 
 from lingprobe.errors import LingprobeError
 from probes import confusion_matrices, mcc
-from suites.curriculum.data import THREE_WAY, TWO_WAY
+from suites.readers.curriculum_nli import THREE_WAY, TWO_WAY
 
 ENTAILMENT, NEUTRAL, CONTRADICTION = THREE_WAY
 ENTAILED, NOT_ENTAILED = TWO_WAY

@@ -8,6 +8,7 @@ cross-distribution heatmaps and zero-shot MCC bars, under `plots/`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
@@ -24,14 +25,17 @@ from suites.outputs import MANIFEST, read_manifest, write_table
 from suites.plots import bars, heatmap, save_figure
 
 
-def _gather(folder: Path, name: str) -> pl.DataFrame | None:
-    """One table of every phenomenon the manifest lists (all sub-folders without a manifest)."""
-    listed = read_manifest(folder).get("phenomena") if (folder / MANIFEST).exists() else None
-    parts = [
-        p
-        for p in sorted(folder.glob(f"*/{name}.parquet"))
-        if listed is None or p.parent.name in listed
-    ]
+def _gather(folders: Sequence[Path], name: str) -> pl.DataFrame | None:
+    """One table of every phenomenon the folders' manifests list (all sub-folders of a folder
+    without a manifest)."""
+    parts = []
+    for folder in folders:
+        listed = read_manifest(folder).get("phenomena") if (folder / MANIFEST).exists() else None
+        parts += [
+            p
+            for p in sorted(folder.glob(f"*/{name}.parquet"))
+            if listed is None or p.parent.name in listed
+        ]
     return pl.concat([pl.read_parquet(p) for p in parts], how="diagonal") if parts else None
 
 
@@ -89,12 +93,14 @@ def gap_plot(gap: pl.DataFrame, path: Path) -> Path:
     return save_figure(fig, path)
 
 
-def summarise(folder: str | Path) -> dict[str, pl.DataFrame]:
-    """Write the summary tables and plots of a results folder; return the summaries."""
+def summarise(folder: str | Path, sources: Sequence[Path] | None = None) -> dict[str, pl.DataFrame]:
+    """Write the summary tables and plots of a results folder (of the phenomena in `sources`,
+    curriculum folders of one model: default the folder itself); return the summaries."""
     out = Path(folder)
+    read = list(sources) if sources is not None else [out]
     plots = out / "plots"
     summaries: dict[str, pl.DataFrame] = {}
-    inoc = _gather(out, "inoculation")
+    inoc = _gather(read, "inoculation")
     if inoc is not None:
         curves = learning_curves(inoc)
         summaries["learning_curves"] = curves
@@ -104,7 +110,7 @@ def summarise(folder: str | Path) -> dict[str, pl.DataFrame]:
             gap = hypothesis_gap(inoc.filter(pl.col("input").is_in(["pair", "hypothesis"])))
             summaries["hypothesis_only"] = gap
             gap_plot(last_site(gap), plots / "hypothesis_only.png")
-    pvi = _gather(out, "pvi")
+    pvi = _gather(read, "pvi")
     if pvi is not None:
         vinfo = v_information_table(pvi)
         summaries["v_information"] = vinfo
@@ -117,7 +123,7 @@ def summarise(folder: str | Path) -> dict[str, pl.DataFrame]:
                 value="v_information",
                 title="V-information (val, bits)",
             )
-    cross = _gather(out, "cross_distribution")
+    cross = _gather(read, "cross_distribution")
     if cross is not None:
         matrix = cross_matrix(cross)
         summaries["cross_distribution_matrix"] = matrix
@@ -145,3 +151,30 @@ def summarise(folder: str | Path) -> dict[str, pl.DataFrame]:
         if name != "zero_shot":
             write_table(table, out / f"{name}.parquet")
     return summaries
+
+
+def print_report(out: Path) -> None:
+    """Write the summary tables and plots of a curriculum folder and print the headlines."""
+    summaries = summarise(out)
+    headlines = {
+        "zero_shot": ("zero-shot", ["phenomenon", "mcc", "accuracy"]),
+        "hypothesis_only": (
+            "full vs hypothesis-only (test accuracy, last site)",
+            ["phenomenon", "n_per_label", "full_mean", "hypothesis_mean", "gap"],
+        ),
+        "v_information": (
+            "V-information (bits, last site)",
+            ["phenomenon", "split", "v_information", "n_items"],
+        ),
+        "cross_distribution_matrix": (
+            "cross-distribution accuracy (last site)",
+            ["phenomenon", "train_half", "test_half", "mean", "std"],
+        ),
+    }
+    with pl.Config(tbl_rows=60, tbl_cols=12, fmt_str_lengths=30):
+        for name, (title, columns) in headlines.items():
+            if name in summaries:
+                table = summaries[name]
+                table = last_site(table) if "site" in table.columns else table
+                print(f"{title}:\n{table.select(columns)}")
+    print(f"summaries and plots in {out}/")

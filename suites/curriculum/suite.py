@@ -4,54 +4,47 @@ A unit runs the probe analyses (`CurriculumConfig.analyses`: inoculation, hypoth
 cross-distribution) into its folder; its result rows are the inoculation curves: task
 `curriculum-<phenomenon>` (the full pair input) and `curriculum-<phenomenon>/hypothesis-only`,
 with `mask` holding the examples per label the probes were trained on (10, 50, ...).
-Zero-shot and fine-tuning need an NLI classifier and run from `lingprobe run curriculum`.
+Zero-shot and fine-tuning need an NLI classifier: `lingprobe curriculum-nli`.
 """
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
-from typing import Any, ClassVar
 
 import polars as pl
 
 from internals import Subject
 from internals import sites as site_rules
-from suites.curriculum import cli
 from suites.curriculum.config import PROBE_ANALYSES, CurriculumConfig
-from suites.curriculum.data import PHENOMENON_TYPES, load_phenomena, registry_phenomena
-from suites.curriculum.report import summarise
+from suites.curriculum.report import print_report, summarise
 from suites.curriculum.run import SUITE, run_curriculum
 from suites.datasets import DataSource
 from suites.errors import TaskError
+from suites.outputs import safe_name
+from suites.readers.curriculum_nli import PHENOMENON_TYPES, load_phenomena, registry_phenomena
 from suites.schema import subject_rows
-from suites.suite import RunContext, TaskGroup
+from suites.suite import RunContext, Suite, TaskGroup
 from suites.tasks import Task
 
 INPUT_TASKS = {"pair": "", "hypothesis": "/hypothesis-only"}
 
 
-class CurriculumSuite:
+class CurriculumSuite(Suite):
     """Curriculum NLI diagnostics (Chen & Gao 2022) with probes on frozen features."""
 
     name = SUITE
     summary = "curriculum NLI diagnostics (zero-shot, inoculation, PVI, ...)"
     config_type = CurriculumConfig
-    aliases: ClassVar[dict[str, str]] = {}
     headline_metrics = ("accuracy",)  # its tables' metrics, first found wins
     manifest_names = (SUITE,)
-
-    def table_values(self, table: dict[str, Any], base: Path) -> dict[str, Any]:
-        """A sweep entry's values as they are."""
-        return dict(table)
 
     def check(self, config: CurriculumConfig, data: DataSource) -> None:
         """Sweeps run the probe analyses only; phenomena must be in the data."""
         needs_model = [a for a in config.analyses if a not in PROBE_ANALYSES]
         if needs_model:
             raise TaskError(
-                f"analyses {needs_model} need an NLI classifier; run them with `lingprobe run"
-                f" curriculum`, and keep {list(PROBE_ANALYSES)} in sweeps"
+                f"analyses {needs_model} need an NLI classifier; run them with `lingprobe"
+                f" curriculum-nli`, and keep to {list(PROBE_ANALYSES)} here"
             )
         offered = registry_phenomena(data)
         unknown = [p for p in config.phenomena if p not in offered]
@@ -111,13 +104,12 @@ class CurriculumSuite:
 
     def report(self, out: Path) -> None:
         """Re-render a curriculum folder."""
-        cli.report(out)
+        print_report(out)
 
     def summarize(self, rows: pl.DataFrame, units: list[Path], out: Path) -> None:
-        """Each unit folder's curriculum summaries (tables and plots)."""
-        for unit in units:
-            summarise(unit)
-
-    def register(self, parsers: argparse._SubParsersAction) -> None:
-        """`lingprobe run curriculum`."""
-        cli.register(parsers)
+        """The curriculum summaries (tables and plots) over each model's units, in
+        `out/<model>/`."""
+        owners = dict(rows.select("unit", "model").unique().iter_rows())
+        for model in sorted(set(owners.values())):
+            mine = [u for u in units if owners.get(u.name) == model]
+            summarise(out / safe_name(model), mine)

@@ -1,9 +1,9 @@
 """Edge probing with annotation-artifact filters (Sahu et al.), pretrained vs random encoders."""
 
-from suites.edge.conllu import read_conllu, read_sentences
 from suites.edge.heuristics import HEURISTICS, classify, filtered_test_sets, heuristics
 from suites.edge.jiant import read_jiant
-from suites.edge.semeval import read_semeval
+from suites.readers.conllu import read_conllu, read_sentences
+from suites.readers.semeval import read_semeval
 
 __all__ = [
     "HEURISTICS",

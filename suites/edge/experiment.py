@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 import polars as pl
 import torch
@@ -30,7 +30,7 @@ from suites.edge.intervals import (
     twins,
 )
 from suites.probing import probe_task, release_memory, task_features
-from suites.schema import subject_rows
+from suites.schema import site_columns, subject_rows
 from suites.suite import Limits
 from suites.tasks import Task
 
@@ -58,6 +58,8 @@ class EdgeConfig:
     registry references such as `ud-english-ewt:train`), `name`, `layers` and `limits` say what
     the suite runs on (the CLI and sweeps); `run_edge` takes the tasks themselves.
     """
+
+    probe_fields: ClassVar[tuple[str, ...]] = ("grid", "train")
 
     grid: ProbeGrid = field(default_factory=_paper_grid)
     train: TrainConfig = field(default_factory=_paper_train)
@@ -91,6 +93,8 @@ class EdgeResults:
     meta: dict = field(default_factory=dict)
     intervals: pl.DataFrame = field(default_factory=pl.DataFrame)  # `edge.intervals`
     comparisons: pl.DataFrame = field(default_factory=pl.DataFrame)  # pretrained vs random
+    scored: list[dict[str, ScoredSet]] = field(default_factory=list, repr=False)  # per subject
+    sites: tuple[Site, ...] = ()  # the sites probed
 
     def drops(self) -> pl.DataFrame:
         """Tables 3–4: per model/init/site, accuracy on original and filtered sets and %Δ."""
@@ -274,8 +278,8 @@ def run_edge(
     scores = pl.concat(per_subject)
     intervals, comparisons = _uncertainty(subjects, task, sets, used, config)
     release_memory()  # the bootstrap's working blocks, before the next task's features
-    meta = {"task": task.name, "items": task.frame.height}
-    return EdgeResults(table, scores, meta, intervals, comparisons)
+    meta = {"task": task.name, "items": task.frame.height, "metric": _metric(task)}
+    return EdgeResults(table, scores, meta, intervals, comparisons, sets, used)
 
 
 def _uncertainty(
@@ -288,7 +292,7 @@ def _uncertainty(
     """Every subject's score intervals, and pretrained minus random for each twin pair."""
     if config.ci is None or not sites:
         return pl.DataFrame(), pl.DataFrame()
-    metric = "micro_f1" if task.target_type == "multilabel" else "accuracy"
+    metric = _metric(task)
     ci, n, seed = config.ci, config.n_resamples, config.heuristic_seed
     intervals = [
         subject_intervals(s, task.name, scored, sites, metric, ci=ci, n_resamples=n, seed=seed)
@@ -296,11 +300,23 @@ def _uncertainty(
     ]
     comparisons = [
         compare_inits(
-            subjects[p], task.name, sets[p], sets[r], sites, metric, ci=ci, n_resamples=n, seed=seed
+            subjects[p].name,
+            task.name,
+            sets[p],
+            sets[r],
+            site_columns(sites),
+            metric,
+            ci=ci,
+            n_resamples=n,
+            seed=seed,
         )
         for p, r in twins(subjects)
     ]
     return _stacked(intervals), _stacked(comparisons)
+
+
+def _metric(task: Task) -> str:
+    return "micro_f1" if task.target_type == "multilabel" else "accuracy"
 
 
 def _stacked(frames: list[pl.DataFrame]) -> pl.DataFrame:

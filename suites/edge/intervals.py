@@ -90,11 +90,11 @@ def subject_intervals(
 
 
 def compare_inits(
-    pretrained: Subject,
+    model: str,
     task: str,
     left: Mapping[str, ScoredSet],
     right: Mapping[str, ScoredSet],
-    sites: Sequence[Site],
+    names: pl.DataFrame,
     metric: str,
     *,
     ci: float,
@@ -102,8 +102,8 @@ def compare_inits(
     seed: int,
 ) -> pl.DataFrame:
     """Pretrained minus random task score per site and test set: `difference`, its interval,
-    the paired permutation `p_value` and `p_holm` (Holm over the sites of a test set)."""
-    names = site_columns(sites)
+    the paired permutation `p_value` and `p_holm` (Holm over the sites of a test set).
+    `names`: the sites' `site_columns`."""
     parts = []
     for test_set in left.keys() & right.keys():
         if left[test_set].test.n_items == 0:
@@ -127,7 +127,7 @@ def compare_inits(
         .join(names, left_on="site", right_on="site_index")
         .select(
             task=pl.lit(task),
-            model=pl.lit(pretrained.name),
+            model=pl.lit(model),
             site="site_right",
             layer="layer",
             split="split",

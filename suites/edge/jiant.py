@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from suites.datasets.errors import DataNotFoundError
+from suites.readers.text_files import utf8_lines
 from suites.tasks import TargetType, Task, TaskError, make_frame
-from suites.text_files import utf8_lines
 
 
 def _char_offsets(text: str) -> list[tuple[int, int]]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from suites.datasets import DataSource, registry_reference, resolve_file
-from suites.edge.conllu import read_conllu
 from suites.edge.jiant import read_jiant
-from suites.edge.semeval import read_semeval
 from suites.errors import TaskError
+from suites.readers.conllu import read_conllu
+from suites.readers.semeval import read_semeval
 from suites.tasks import Task
 
 TASK_HELP = "conllu:upos | conllu:xpos | conllu:deprel | conllu:arc | jiant | semeval"

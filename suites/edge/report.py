@@ -19,7 +19,7 @@ from suites.edge.uncertainty_tables import (
     scores_with_intervals,
     versus_with_tests,
 )
-from suites.outputs import write_table
+from suites.outputs import safe_name, write_table
 from suites.plot_style import label, short_model
 from suites.plots import bars, layer_curves
 
@@ -29,7 +29,7 @@ INTERVALS, COMPARISONS = "intervals.parquet", "comparison.parquet"
 
 def unit_name(model: str, init: str, task: str) -> str:
     """File stem of one (model, init, task) unit."""
-    return "__".join(part.replace("/", "_").replace(":", "-") for part in (model, init, task))
+    return "__".join(safe_name(part) for part in (model, init, task))
 
 
 def save_unit(results: EdgeResults, out: Path, legacy_keys: bool) -> None:

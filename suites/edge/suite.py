@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import polars as pl
 
 from internals import Subject
 from internals import sites as site_rules
-from suites.datasets import DataSource
-from suites.datasets.references import absolute_files
-from suites.edge import cli
+from suites.datasets import DataSource, resolve_file
+from suites.datasets.references import absolute_files, dataset_label
 from suites.edge.experiment import SUITE, EdgeConfig, prepare, run_edge
 from suites.edge.readers import read_task, task_name
-from suites.edge.report import render, render_tables, save_unit
+from suites.edge.report import load_uncertainty, render, render_tables, save_unit
+from suites.edge.twins import compare_twins, save_predictions
 from suites.outputs import write_manifest
-from suites.provenance import model_record
-from suites.suite import RunContext, TaskGroup, identity
+from suites.provenance import dataset_record, model_record
+from suites.schema import RANDOM_SUFFIX
+from suites.suite import RunContext, Suite, TaskGroup, identity
 from suites.tasks import Task
 
 
-class EdgeSuite:
+class EdgeSuite(Suite):
     """Edge probing with annotation-artifact filters (Sahu et al.), pretrained vs random."""
 
     name = SUITE
@@ -30,17 +30,10 @@ class EdgeSuite:
     config_type = EdgeConfig
     headline_metrics = ("accuracy", "micro_f1")  # its tables' metrics, first found wins
     manifest_names = (SUITE,)
-    aliases: ClassVar[dict[str, str]] = {
-        "train": "train_file",
-        "test": "test_file",
-    }  # sweep keys before the contract
 
     def table_values(self, table: dict[str, Any], base: Path) -> dict[str, Any]:
         """A sweep entry's values: file paths relative to the config file made absolute."""
-        return absolute_files(table, ("train", "test", "train_file", "test_file"), base)
-
-    def check(self, config: EdgeConfig, data: DataSource) -> None:
-        """Nothing to check before models load: the files were checked when parsed."""
+        return absolute_files(table, ("train_file", "test_file"), base)
 
     def units(self, config: EdgeConfig, data: DataSource) -> list[TaskGroup]:
         """One unit per model: the config's task."""
@@ -73,13 +66,18 @@ class EdgeSuite:
             [subject], train, test, chosen, config, store=context.store, progress=context.progress
         )
         save_unit(results, context.out, config.legacy_keys)
+        if config.ci is not None:
+            save_predictions(context.out, results.scored[0], results.sites)
+        files = [resolve_file(f, context.data) for f in (config.train_file, config.test_file)]
         write_manifest(
             context.out,
             SUITE,
             status="done",
             models=[model_record(subject)],
+            data=[dataset_record(dataset_label(config.train_file), files)],
             settings=identity(config),
             tasks=[train.name],
+            metric=results.meta["metric"],
         )
         return results.scores
 
@@ -88,11 +86,35 @@ class EdgeSuite:
         render(out)
 
     def summarize(self, rows: pl.DataFrame, units: list[Path], out: Path) -> None:
-        """Edge tables and plots over the edge units of a sweep."""
+        """Edge tables and plots over the edge units of a sweep: a model and its random twin
+        are one model in two inits (the paired test compares their units)."""
+        rows = rows.with_columns(model=_model_name(pl.col("model")))
+        labels = {
+            unit: (str(model), str(init))
+            for unit, model, init in rows.select("unit", "model", "init").unique().iter_rows()
+        }
+        found = {u: labels[u.name] for u in units if u.name in labels}
         heuristics = [p for u in units for p in sorted((u / "units").glob("*.heuristics.parquet"))]
         table2 = pl.concat([pl.read_parquet(p) for p in heuristics], how="diagonal")
-        render_tables(rows, table2.unique(maintain_order=True), out, echo=False)
+        intervals = [
+            load_uncertainty(u)[0].with_columns(model=pl.lit(model))
+            for u, (model, _) in found.items()
+        ]
+        render_tables(
+            rows,
+            table2.unique(maintain_order=True),
+            out,
+            intervals=pl.concat([i for i in intervals if i.height], how="diagonal")
+            if any(i.height for i in intervals)
+            else pl.DataFrame(),
+            comparisons=compare_twins(found),
+        )
 
-    def register(self, parsers: argparse._SubParsersAction) -> None:
-        """`lingprobe run edge`."""
-        cli.register(parsers)
+
+def _model_name(label: pl.Expr) -> pl.Expr:
+    """The model of a display label (`model_label` undone: the twin's suffix dropped)."""
+    return (
+        pl.when(pl.col("init") == "random")
+        .then(label.str.strip_suffix(RANDOM_SUFFIX))
+        .otherwise(label)
+    )

@@ -3,11 +3,12 @@
 `read_holmes(folder)` reads the release format; `build_task(name)` builds Holmes-style tasks
 from the shared data (BLiMP, EWT, SemEval, curriculum NLI); `run_holmes(models, tasks, out)`
 probes every model on every task and writes the leaderboard; rankings live in
-`suites.ranking`, FlashHolmes rank resolution in `suites.flash`.
+`suites.holmes.ranking`, FlashHolmes rank resolution in `suites.holmes.flash`.
+`lingprobe run holmes` runs the suite resumably (`suites.holmes.suite`).
 """
 
 from suites.holmes.blimp import read_blimp
-from suites.holmes.catalog import TaskLimits, available_tasks, build_task, build_tasks, expand_names
+from suites.holmes.catalog import available_tasks, build_task, build_tasks, expand_names
 from suites.holmes.inventory import PHENOMENON_TYPES, InventoryEntry, inventory_frame, lookup
 from suites.holmes.published import (
     published_curve,
@@ -33,7 +34,6 @@ __all__ = [
     "HolmesSummary",
     "InventoryEntry",
     "ReleaseConfig",
-    "TaskLimits",
     "available_tasks",
     "build_task",
     "build_tasks",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from suites.datasets.errors import DataNotFoundError
 from suites.holmes.sampling import split_groups
-from suites.jsonl import read_jsonl
+from suites.readers.jsonl import read_jsonl
 from suites.tasks import Task, TaskError, make_frame
 
 HOLMES_SPLITS = (0.7, 0.1, 0.2)  # Holmes §4.3: 70/10/20 where the data defines none

@@ -22,13 +22,13 @@ import difflib
 from collections.abc import Sequence
 from pathlib import Path
 
-from suites.curriculum.data import read_files
 from suites.datasets import DataSource, as_source
-from suites.edge.conllu import ConlluTask, read_conllu
-from suites.edge.semeval import read_semeval
 from suites.holmes.blimp import read_blimp
 from suites.holmes.release import SAMPLES, read_holmes
 from suites.holmes.sampling import ensure_dev, limit_items
+from suites.readers.conllu import ConlluTask, read_conllu
+from suites.readers.curriculum_nli import read_files
+from suites.readers.semeval import read_semeval
 from suites.suite import Limits
 from suites.tasks import Task, TaskError
 
@@ -48,9 +48,6 @@ HOLMES_TAGS = {
         "token(s) pair classification",
     ),
 }
-
-
-TaskLimits = Limits  # the name this module used before the suite contract
 
 
 def available_tasks(data: DataSource | str | Path | None = None) -> list[str]:
@@ -117,7 +114,7 @@ def unknown_task_message(name: str, known: Sequence[str]) -> str:
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
     hint = f"did you mean {', '.join(close)}? " if close else ""
     return (
-        f"unknown Holmes task {name!r}; {hint}`lingprobe run holmes --list-tasks` lists the"
+        f"unknown Holmes task {name!r}; {hint}`lingprobe holmes-tasks` lists the"
         f" {len(known)} tasks of this data (groups: blimp, ewt, curriculum; or a folder holding"
         f" {SAMPLES})"
     )

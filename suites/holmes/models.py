@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from internals import Subject, load_subject
 from internals.packaged import canonical_name
 from suites.errors import TaskError
-
-RANDOM_SUFFIX = "@random"
+from suites.schema import RANDOM_SUFFIX, model_label
 
 
 @dataclass
@@ -44,7 +43,7 @@ class ModelEntry:
 def model_entry(model: str | Subject, seed: int = 0) -> ModelEntry:
     """A run entry for a model name (`NAME` or `NAME@random`) or a `Subject`."""
     if isinstance(model, Subject):
-        label = model.name + (RANDOM_SUFFIX if model.init == "random" else "")
+        label = model_label(model.name, model.init)
         return ModelEntry(label, model.name, model.init, subject=model)
     if not isinstance(model, str) or not model.strip():
         raise TaskError(
@@ -54,7 +53,7 @@ def model_entry(model: str | Subject, seed: int = 0) -> ModelEntry:
     if spec.endswith(RANDOM_SUFFIX):
         spec, init = spec.removesuffix(RANDOM_SUFFIX), "random"
     name = canonical_name(spec)
-    label = name + (RANDOM_SUFFIX if init == "random" else "")
+    label = model_label(name, init)
     return ModelEntry(label, name, init, spec=spec, seed=seed)
 
 

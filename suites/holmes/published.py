@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 
 from suites.datasets import DataSource, as_source
-from suites.flash import N_BOOT, reliability_efficiency
+from suites.holmes.flash import N_BOOT, reliability_efficiency
 
 DATASET = "holmes-leaderboards"
 META = {

@@ -26,8 +26,8 @@ from suites.datasets import DataSource
 from suites.datasets.errors import DataNotFoundError
 from suites.holmes.inventory import lookup
 from suites.holmes.release_config import PROBE_TASK_TYPES, find_config, read_config
+from suites.readers.text_files import read_csv_frame
 from suites.tasks import TargetType, Task, TaskError, make_frame
-from suites.text_files import read_csv_frame
 
 SAMPLES = "samples.csv"
 SPLIT_NAMES = {"train": "train", "dev": "dev", "val": "dev", "validation": "dev", "test": "test"}

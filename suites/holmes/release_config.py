@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
+from suites.readers.text_files import read_utf8
 from suites.tasks import TaskError
-from suites.text_files import read_utf8
 
 CONFIG_KEYS = ("probe_name", "probe_task_type", "control_task_type", "num_labels")
 CONFIG_BYTES = 1 << 16  # a config is a few lines; larger is refused before parsing

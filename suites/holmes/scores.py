@@ -15,21 +15,29 @@ fraction's prefix), and the dev and test sizes). `leaderboard` reads rows back i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
+from internals import Site
 from probes.mdl import prefix_size
 from suites.probing import ProbeRun
 from suites.schema import conform, score_table
-from suites.suite import ranked_site
 
 SUITE = "holmes"
 PRIMARY_METRIC = {"classification": "macro_f1", "multilabel": "macro_f1", "regression": "pearson"}
 COUNT, COMPRESSION = "n_items", "compression"
 
 
-def primary_metric(target_type: str) -> str:
-    """The Holmes task metric of a target type."""
-    return PRIMARY_METRIC[target_type]
+def ranked_site(sites: Sequence[str | Site]) -> str:
+    """The site a model is ranked at (Holmes §4.3: the last layer; an encoder-decoder's encoder).
+
+    The deepest layer of the encoder when the sites have one, else of the only part.
+    """
+    names = [s.name if isinstance(s, Site) else s for s in sites]
+    parts = [n.split(".")[0] for n in names]
+    part = "encoder" if "encoder" in parts else parts[0]
+    return max((n for n in names if n.split(".")[0] == part), key=lambda n: int(n.split(".")[1]))
 
 
 def unit_rows(run: ProbeRun, fractions: tuple[float, ...], unit: str = "") -> pl.DataFrame:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -11,32 +10,47 @@ import polars as pl
 from internals import Subject
 from suites.datasets import DataSource
 from suites.errors import TaskError
-from suites.holmes import cli
 from suites.holmes.catalog import available_tasks, build_tasks, expand_names, unknown_task_message
 from suites.holmes.release import SAMPLES
-from suites.holmes.run import HolmesConfig, collect_rows, run_holmes
+from suites.holmes.run import (
+    LEADERBOARD,
+    HolmesConfig,
+    build_group,
+    collect_leaderboard,
+    holmes_unit,
+    write_unit,
+)
 from suites.holmes.scores import SUITE, leaderboard
-from suites.holmes.summary import write_summary
-from suites.suite import RunContext, TaskGroup
+from suites.holmes.summary import print_summary, write_summary
+from suites.outputs import write_table
+from suites.suite import RunContext, Suite, TaskGroup
 from suites.tasks import Task
 
 
-class HolmesSuite:
+class HolmesSuite(Suite):
     """Holmes / FlashHolmes (Waldis et al. 2024): a leaderboard of models over probing datasets."""
 
     name = SUITE
     summary = "Holmes benchmark: probe models on Holmes-style datasets, rank them"
     config_type = HolmesConfig
     headline_metrics = ("pearson", "macro_f1")  # its tables' metrics, first found wins
-    manifest_names = (SUITE, cli.PUBLISHED)
-    aliases: ClassVar[dict[str, str]] = {}
+    manifest_names = (SUITE,)
+    extra_keys: ClassVar[dict[str, str]] = {
+        "tasks": "task names (`lingprobe holmes-tasks`), groups blimp, ewt, curriculum, or"
+        " Holmes release folders, comma-separated; each one unit"
+    }
+    derived_fields = ("groups",)
 
     def table_values(self, table: dict[str, Any], base: Path) -> dict[str, Any]:
         """A sweep entry's `tasks` (names, groups like "ewt", `{group, tasks}` tables) as groups."""
         values = dict(table)
         tasks = values.pop("tasks", None)
         if tasks is None:
-            raise TaskError('a holmes entry needs tasks = ["blimp-adjunct_island", "ewt", ...]')
+            raise TaskError(
+                "holmes needs tasks (--tasks blimp-adjunct_island,ewt or tasks = [...])"
+            )
+        if isinstance(tasks, str):
+            tasks = [t.strip() for t in tasks.split(",") if t.strip()]
         if not isinstance(tasks, list) or not tasks:
             raise TaskError("tasks: give a list of task names, groups, or {group, tasks} tables")
         groups = []
@@ -83,34 +97,27 @@ class HolmesSuite:
     def run(
         self, config: HolmesConfig, group: TaskGroup, subject: Subject, context: RunContext
     ) -> pl.DataFrame:
-        """The group as a Holmes run in `context.out` (a folder `lingprobe report` renders);
-        the unit's result rows."""
-        run_holmes(
-            [subject],
-            list(group.tasks),
-            context.out,
-            config=config,
-            data=context.data,
-            store=context.store,
-            device=context.device,
-            progress=context.progress,
-            summary=False,
+        """The group's tasks probed into `context.out` (a Holmes folder); its result rows."""
+        tasks = build_group(list(group.tasks), context.data, config)
+        rows = pl.concat(
+            [
+                holmes_unit(subject, task, config, context.store, context.device, context.progress)
+                for task in tasks
+            ]
         )
-        return collect_rows(context.out)
+        write_unit(context.out, rows, config, tasks, [subject.name])
+        return rows
 
     def report(self, out: Path) -> None:
-        """Re-render a Holmes folder (a run's leaderboard or the published one)."""
-        cli.report(out)
+        """Re-render a Holmes folder: its leaderboard, rankings and plots."""
+        print_summary(write_summary(collect_leaderboard(out), out))
 
     def summarize(self, rows: pl.DataFrame, units: list[Path], out: Path) -> None:
-        """Rankings and plots over the Holmes units of a sweep."""
+        """The Holmes leaderboard, rankings and plots over the Holmes units of a sweep."""
         board = leaderboard(rows)
+        write_table(board, out / LEADERBOARD)
         if board["model"].n_unique() >= 2:
             write_summary(board, out)
-
-    def register(self, parsers: argparse._SubParsersAction) -> None:
-        """`lingprobe run holmes`."""
-        cli.register(parsers)
 
 
 def _task_name(name: str, base: Path) -> str:

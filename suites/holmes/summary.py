@@ -18,10 +18,10 @@ import polars as pl
 
 from suites import plots
 from suites.datasets import DataSource
-from suites.flash import plot_curve, reliability_efficiency
+from suites.holmes.flash import plot_curve, reliability_efficiency
 from suites.holmes.published import published_flash_scores, published_scores
+from suites.holmes.ranking import discriminability, mean_winning_rate, type_correlations
 from suites.outputs import write_table
-from suites.ranking import discriminability, mean_winning_rate, type_correlations
 
 
 @dataclass(frozen=True)
@@ -150,3 +150,41 @@ def _write(summary: HolmesSummary, full: pl.DataFrame, out: Path, source: str) -
     )
     if summary.flash is not None:
         plot_curve(summary.flash, out / "flash.png", title=f"{source}: reliability vs efficiency")
+
+
+def print_summary(summary: HolmesSummary) -> None:
+    """The overall ranking (top 10) and, with fractions, the FlashHolmes table, printed."""
+    with pl.Config(tbl_rows=20, tbl_cols=12, fmt_str_lengths=60, tbl_width_chars=160):
+        if summary.ranking is None:
+            print("one model only: no ranking (run two or more models)")
+            return
+        overall = summary.ranking.filter(pl.col("group") == "overall").drop("group")
+        print("overall ranking (mean winning rate [95% bootstrap interval over datasets], top 10):")
+        print(
+            overall.head(10).select(
+                "model",
+                mwr=pl.format(
+                    "{} [{}, {}]",
+                    pl.col("mwr").round(3),
+                    pl.col("ci_low").round(3),
+                    pl.col("ci_high").round(3),
+                ),
+                rank="rank",
+                ranks=pl.format("{}-{}", pl.col("rank_low"), pl.col("rank_high")),
+                n_datasets="n_datasets",
+            )
+        )
+        if summary.flash is not None:
+            print("\nreliability vs efficiency (FlashHolmes):")
+            print(
+                summary.flash.select(
+                    "k",
+                    "rank_resolution",
+                    "ci_low",
+                    "ci_high",
+                    "mean_abs_shift",
+                    "kendall_tau",
+                    "n_datasets",
+                    "train_share",
+                )
+            )

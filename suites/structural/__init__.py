@@ -1,5 +1,6 @@
 """Structural probes (Hewitt & Manning 2019) on UD trees, and concept erasure runs (LEACE, INLP,
-amnesic LM loss), pretrained against random twins: `lingprobe run structural|amnesic`."""
+amnesic LM loss), pretrained against random twins: `lingprobe run structural` and
+`lingprobe amnesic`."""
 
 from suites.structural.config import StructuralSuiteConfig
 from suites.structural.data import Treebank, read_treebank

@@ -4,6 +4,7 @@ sweeps). The probes' regimen is `structural` (john-hewitt/structural-probes' def
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from internals.pool import PoolHow
 from probes import StructuralConfig
@@ -25,6 +26,8 @@ class StructuralSuiteConfig:
     train and test further (smoke runs). A sweep's entry table `probe = {epochs = 10}` sets the
     regimen; seeds and ranks are the suite's own keys.
     """
+
+    probe_fields: ClassVar[tuple[str, ...]] = ("structural",)
 
     structural: StructuralConfig = field(default_factory=StructuralConfig)
     kinds: tuple[StructuralKind, ...] = KINDS

@@ -1,6 +1,6 @@
 """UD treebanks for structural probing: one span item per word, gold trees, UPOS per word.
 
-Sentences come from `suites.edge.conllu.read_sentences` (multi-word tokens split into their
+Sentences come from `suites.readers.conllu.read_sentences` (multi-word tokens split into their
 words, empty nodes dropped). A word is pooled from its character span in the sentence text, so a
 model reads each sentence once for all its words. Punctuation, which the paper leaves out of the
 spanning trees and the root prediction, is UPOS `PUNCT` by default, or the PTB XPOS tags the
@@ -18,7 +18,7 @@ import torch
 
 from internals import SpanItem
 from probes import SentenceTrees, TreeError
-from suites.edge.conllu import Sentence, read_sentences
+from suites.readers.conllu import Sentence, read_sentences
 from suites.tasks import TaskError
 
 Punctuation = Literal["upos", "ptb_xpos"]

@@ -88,3 +88,15 @@ def write_structural(frame: pl.DataFrame, out: str | Path) -> list[Path]:
     """`out/structural.parquet` and the plots of `render_structural`."""
     folder = Path(out)
     return [write_table(frame, folder / TABLE), *render_structural(frame, folder)]
+
+
+def print_best(rows: pl.DataFrame) -> None:
+    """The best-layer table (dev picks the layer, test metrics shown), the baseline beside it."""
+    print("\nBest layer per model (chosen on dev; test UUAS, DSpr., root accuracy, NSpr.):")
+    show(best_layers(rows))
+
+
+def show(frame: pl.DataFrame) -> None:
+    """A table printed in full width."""
+    with pl.Config(tbl_rows=60, tbl_cols=12, fmt_str_lengths=40, tbl_width_chars=200):
+        print(frame)

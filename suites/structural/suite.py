@@ -3,9 +3,8 @@ unit, every layer, against the right-branching baseline (Hewitt & Manning 2019).
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import polars as pl
 
@@ -15,42 +14,30 @@ from suites.datasets import DataSource
 from suites.datasets.references import absolute_files, dataset_label
 from suites.outputs import write_manifest
 from suites.provenance import dataset_record, model_record
-from suites.structural import cli
 from suites.structural.config import StructuralSuiteConfig
 from suites.structural.experiment import BASELINE, SUITE, run_structural
 from suites.structural.reading import read_banks
-from suites.structural.report import render_structural, write_structural
-from suites.suite import RunContext, TaskGroup, identity
-from suites.tasks import Task
+from suites.structural.report import TABLE, print_best, render_structural, write_structural
+from suites.suite import RunContext, Suite, TaskGroup, identity
 
 
-class StructuralSuite:
+class StructuralSuite(Suite):
     """Structural probes (Hewitt & Manning 2019): UUAS, DSpr., root accuracy, NSpr. by layer."""
 
     name = SUITE
     summary = "structural probes: parse-tree distances and depths (Hewitt & Manning 2019)"
     config_type = StructuralSuiteConfig
-    aliases: ClassVar[dict[str, str]] = {"train": "train_file", "test": "test_file"}
     headline_metrics = ("uuas", "root_acc")
-    manifest_names = (SUITE, cli.AMNESIC)
+    manifest_names = (SUITE,)
 
     def table_values(self, table: dict[str, Any], base: Path) -> dict[str, Any]:
         """A sweep entry's values: file paths relative to the config file made absolute."""
-        return absolute_files(table, ("train", "test", "train_file", "test_file"), base)
-
-    def check(self, config: StructuralSuiteConfig, data: DataSource) -> None:
-        """Nothing to check before models load: files are checked when read."""
+        return absolute_files(table, ("train_file", "test_file"), base)
 
     def units(self, config: StructuralSuiteConfig, data: DataSource) -> list[TaskGroup]:
         """One unit per model: both kinds of probe on the config's treebank."""
         dataset = dataset_label(config.train_file)
         return [TaskGroup(f"{dataset}:structural", tuple(config.kinds))]
-
-    def tasks(
-        self, config: StructuralSuiteConfig, group: TaskGroup, data: DataSource
-    ) -> list[Task]:
-        """No `Task`s: word items and gold trees are read inside the unit."""
-        return []
 
     def probes_per_site(self, config: StructuralSuiteConfig) -> int:
         """Kinds x seeds x ranks."""
@@ -89,8 +76,10 @@ class StructuralSuite:
         return rows
 
     def report(self, out: Path) -> None:
-        """Re-render a structural (or amnesic) folder from its parquet file."""
-        cli.report(out)
+        """Re-render a structural folder from its parquet file."""
+        rows = pl.read_parquet(out / TABLE)
+        render_structural(rows, out)
+        print_best(rows)
 
     def summarize(self, rows: pl.DataFrame, units: list[Path], out: Path) -> None:
         """Plots by layer over every model of a sweep (the baseline once)."""
@@ -98,7 +87,3 @@ class StructuralSuite:
             ["task", "split", "metric"], maintain_order=True
         )
         render_structural(pl.concat([rows.filter(pl.col("model") != BASELINE), base]), out)
-
-    def register(self, parsers: argparse._SubParsersAction) -> None:
-        """`lingprobe run structural` and `lingprobe run amnesic`."""
-        cli.register(parsers)

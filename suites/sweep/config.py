@@ -15,7 +15,6 @@ from typing import Any
 EXECUTORS = ("local", "ray")
 DTYPES = ("auto", "float32", "float16", "bfloat16")
 INITS = ("pretrained", "random")
-RANDOM_SUFFIX = "@random"  # the Holmes label of a random-init twin (suites.holmes.models)
 
 
 @dataclass(frozen=True)

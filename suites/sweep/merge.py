@@ -55,7 +55,9 @@ def merge_results(out: Path, unit_ids: Sequence[str]) -> pl.DataFrame:
     baseline = pl.col("init") == BASELINE_INIT
     keys = [c for c in RESULTS_SCHEMA if c != "unit"]
     once = rows.filter(baseline).unique(keys, keep="first", maintain_order=True)
-    return pl.concat([rows.filter(~baseline), once]).sort(ORDER, nulls_last=True)
+    return pl.concat([rows.filter(~baseline), once]).sort(
+        ORDER, nulls_last=True, maintain_order=True
+    )
 
 
 def failure_table(out: Path, unit_ids: Sequence[str]) -> pl.DataFrame:

@@ -17,8 +17,9 @@ init = ["pretrained", "random"]
 dtype = "float32"              # auto | float32 | float16 | bfloat16
 label = "MiniLM"               # optional leaderboard name ("@random" appended for random)
 
-[[suites]]                     # any suite of the registry: edge | holmes | curriculum | cc;
-suite = "holmes"               # the other keys are fields of its config (HolmesConfig ...)
+[[suites]]                     # any suite of the registry: edge | holmes | curriculum | cc |
+suite = "holmes"               # structural; the other keys are fields of its config (the
+                               # flags of `lingprobe run SUITE`, with _ for -)
 tasks = ["blimp-adjunct_island", "ewt", {group = "agreement", tasks = ["blimp-a", "blimp-b"]}]
 layers = "last"
 probe = {seeds = 2}            # optional overrides of [probe] for this entry
@@ -27,8 +28,8 @@ limits = {blimp_pairs = 100}   # optional overrides of [limits] for this entry
 [[suites]]
 suite = "edge"
 task = "conllu:upos"
-train = "ud-english-ewt:train" # a registry file, or a path relative to this file
-test = "ud-english-ewt:dev"
+train_file = "ud-english-ewt:train" # a registry file, or a path relative to this file
+test_file = "ud-english-ewt:dev"
 
 [[suites]]
 suite = "curriculum"
@@ -39,9 +40,11 @@ sizes = [10, 100]
 suite = "cc"
 features = ["length", "distance"]
 
-[probe]                        # any field of probes.ProbeGrid or probes.TrainConfig:
-seeds = 3                      # seeds, control, train_fractions (alias fractions), mdl, kind,
-epochs = 5                     # hidden, epochs, batch_size, lr, dropout, warmup, ...
+[probe]                        # every suite's probe settings (`lingprobe run SUITE --help`):
+seeds = 3                      # ProbeGrid and TrainConfig fields for edge, holmes, curriculum
+epochs = 5                     # (seeds, control, train_fractions, mdl, kind, epochs, lr, ...);
+                               # seeds and the regimen's fields for cc and structural. A key
+                               # that a suite of the file cannot use is an error.
 
 [limits]                       # train, dev, test (items), sentences, blimp_pairs
 sentences = 20
@@ -64,12 +67,12 @@ from suites.datasets import FULL, SAMPLES
 from suites.datasets.errors import DataNotFoundError
 from suites.overrides import apply
 from suites.registry import SUITES
+from suites.schema import model_label
 from suites.suite import Limits, config_from_table
 from suites.sweep.config import (
     DTYPES,
     EXECUTORS,
     INITS,
-    RANDOM_SUFFIX,
     ModelSpec,
     Resources,
     SuiteEntry,
@@ -193,10 +196,8 @@ def _models(tables: list[Any], file: str) -> tuple[ModelSpec, ...]:
         backend = table.get("backend", lambda v: v in BACKENDS, f"choose one of {BACKENDS}", "auto")
         table.finish()
         for each in [init] if isinstance(init, str) else dict.fromkeys(init):
-            suffix = RANDOM_SUFFIX if each == "random" else ""
-            specs.append(
-                ModelSpec(label.strip() + suffix, name.strip(), each, dtype, seed, backend)
-            )
+            shown = model_label(label.strip(), each)
+            specs.append(ModelSpec(shown, name.strip(), each, dtype, seed, backend))
     labels = [s.label for s in specs]
     repeated = sorted({x for x in labels if labels.count(x) > 1})
     if repeated:
@@ -205,10 +206,6 @@ def _models(tables: list[Any], file: str) -> tuple[ModelSpec, ...]:
             " model (and dtype) has its own"
         )
     return tuple(specs)
-
-
-def _fields(kind: type) -> set[str]:
-    return {f.name for f in fields(kind)}
 
 
 def _limits(data: dict[str, Any], file: str) -> Limits:
@@ -256,17 +253,13 @@ def _suites(
         )
         suite = SUITES[name]
         values = {k: v for k, v in data.items() if k not in ("suite", "probe", "limits")}
-        # [probe] holds minibatch-probe settings; a suite without a probe grid (cc's logistic
-        # regression) takes only its entry's own `probe` table.
-        settings = {**probe, **own} if "grid" in _fields(suite.config_type) else own
         try:
             values = suite.table_values(values, base)
             config = config_from_table(
                 suite,
                 values,
-                probe=settings,
+                probe={**probe, **own},  # [probe] applies to every suite; a key it cannot use fails
                 limits=apply(limits, caps, f"{where} limits"),
-                aliases=suite.aliases,
                 where=f"{where} ({name})",
             )
         except LingprobeError as error:

@@ -8,23 +8,22 @@ results are never mixed into the new leaderboard.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from internals.store import fingerprint
-from suites.datasets import as_source
+from suites.outputs import safe_name
 from suites.registry import SUITES
 from suites.suite import identity
 from suites.sweep.config import ModelSpec, SweepConfig
 from suites.sweep.errors import SweepConfigError
-from suites.sweep.units import Unit, UnitContext
+from suites.sweep.units import Unit, UnitContext, data_source
 
 ID_HASH = 10  # hex digits of the settings hash in a unit id
 
 
-def safe_name(text: str) -> str:
-    """`text` as a file-name part (other characters become `_`)."""
-    return re.sub(r"[^A-Za-z0-9._@=+-]+", "_", text).strip("_") or "_"
+def unit_id(model_label: str, suite: str, group: str, digest: str) -> str:
+    """A unit's id (its folder name): model label, suite, group and the settings hash."""
+    return "__".join((safe_name(model_label), suite, safe_name(group), digest))
 
 
 def unit_identity(unit: Unit) -> dict:
@@ -41,16 +40,14 @@ def unit_identity(unit: Unit) -> dict:
 
 def plan_units(config: SweepConfig) -> list[Unit]:
     """Every (model, task group) unit of the sweep, grouped by model in config order."""
-    source = as_source(config.data, progress=False, trust_local=config.trust_local)
+    source = data_source(config.data, config.trust_local)
     units: list[Unit] = []
     for model in config.models:
         for entry in config.suites:
             for group in SUITES[entry.suite].units(entry.config, source):
                 draft = Unit("", model, entry.suite, entry.config, group)
                 digest = fingerprint(unit_identity(draft))[:ID_HASH]
-                name = "__".join(
-                    (safe_name(model.label), entry.suite, safe_name(group.name), digest)
-                )
+                name = unit_id(model.label, entry.suite, group.name, digest)
                 units.append(replace(draft, id=name))
     ids = [u.id for u in units]
     repeated = sorted({i for i in ids if ids.count(i) > 1})
@@ -86,7 +83,7 @@ def context_of(config: SweepConfig, *, progress: bool) -> UnitContext:
 
 def check_tasks(config: SweepConfig) -> None:
     """Refuse what cannot run (unknown task names ...) before any model is loaded."""
-    source = as_source(config.data, progress=False, trust_local=config.trust_local)
+    source = data_source(config.data, config.trust_local)
     for i, entry in enumerate(config.suites):
         try:
             SUITES[entry.suite].check(entry.config, source)

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import polars as pl
 
+from suites.holmes.scores import ranked_site
 from suites.outputs import read_manifest
 from suites.plots import heatmap
 from suites.registry import SUITES
-from suites.suite import ranked_site
 from suites.sweep.merge import write_merged
 from suites.sweep.units import UNITS
 
@@ -42,11 +42,10 @@ def headline(board: pl.DataFrame) -> pl.DataFrame:
         metrics = [m for m in SUITES[str(suite)].headline_metrics if m in set(rows["metric"])]
         if not metrics:
             continue
-        site = ranked_site(rows["site"].unique().to_list())
+        sites = rows["site"].drop_nulls().unique().to_list()
+        at_site = pl.col("site") == ranked_site(sites) if sites else pl.lit(True)  # baselines
         best = rows.filter(
-            (pl.col("metric") == metrics[0])
-            & (pl.col("site") == site)
-            & (pl.col("mask") == pl.col("mask").max())
+            (pl.col("metric") == metrics[0]) & at_site & (pl.col("mask") == pl.col("mask").max())
         )
         chosen.append(best.head(1))
     if not chosen:

@@ -140,7 +140,9 @@ def manifest_details(config: SweepConfig, units: list[Unit], executor: str) -> d
 
 
 def _check_folder(out: Path) -> None:
-    """Refuse an output folder that another suite wrote."""
+    """Refuse an output folder that another suite wrote, or a file."""
+    if out.exists() and not out.is_dir():
+        raise SweepConfigError(f"out {out} is a file; give a folder (new, or a sweep's)")
     if (out / "manifest.json").exists():
         suite = read_manifest(out).get("suite")
         if suite != SUITE:

@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from suites.datasets import as_source
+from suites.datasets import DataSource, as_source
 from suites.suite import RunContext, TaskGroup
 from suites.sweep.config import ModelSpec
 
@@ -59,7 +59,7 @@ class UnitContext:
         return RunContext(
             out=self.folder(unit_id),
             store=self.store,
-            data=as_source(self.data, progress=False, trust_local=self.trust_local),
+            data=data_source(self.data, self.trust_local),
             device=self.device,
             progress=self.progress,
         )
@@ -97,6 +97,11 @@ class UnitOutcome:
     def ok(self) -> bool:
         """Whether the unit finished."""
         return self.error is None
+
+
+def data_source(data: Path | str | None, trust_local: bool = False) -> DataSource:
+    """The `DataSource` of a sweep's `data` and `trust_local` (no download bars)."""
+    return as_source(data, progress=False, trust_local=trust_local)
 
 
 def worker_name() -> str:

@@ -14,8 +14,8 @@ from internals import ItemError, SpanItem
 from probes import ProbeInputError, classification_metrics
 from suites.cc.corpus import read_labelled_sentences
 from suites.cc.errors import CorpusError
-from suites.edge.conllu import read_conllu
 from suites.holmes.release import read_holmes
+from suites.readers.conllu import read_conllu
 from suites.structural.data import read_treebank
 from suites.tasks import Task, TaskError
 from tests.bad_inputs.case import Case, Env

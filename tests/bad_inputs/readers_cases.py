@@ -6,12 +6,12 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from suites.curriculum.data import read as read_curriculum
-from suites.edge.conllu import read_conllu
 from suites.edge.jiant import read_jiant
-from suites.edge.semeval import read_semeval
 from suites.holmes.blimp import read_blimp
 from suites.holmes.release import read_holmes
+from suites.readers.conllu import read_conllu
+from suites.readers.curriculum_nli import read as read_curriculum
+from suites.readers.semeval import read_semeval
 from suites.tasks import TaskError
 from tests.bad_inputs.case import Case, Env
 

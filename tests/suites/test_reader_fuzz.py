@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lingprobe.errors import LingprobeError
-from suites.edge.conllu import read_sentences
 from suites.holmes.blimp import read_blimp
 from suites.holmes.release import read_holmes
+from suites.readers.conllu import read_sentences
 from suites.tasks import Task
 
 FUZZ = settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))

@@ -1,4 +1,5 @@
-"""`lingprobe run curriculum` end to end on a small copy of two phenomena, and `report`."""
+"""`lingprobe run curriculum` end to end on two phenomena of the sample, `report`, and
+`lingprobe curriculum-nli` on a small copy of them."""
 
 from __future__ import annotations
 
@@ -25,14 +26,20 @@ def small_data(samples, tmp_path):
 
 
 @pytest.mark.slow
-def test_run_and_report(small_data, tmp_path, capsys):
+def test_run_and_report(tmp_path, capsys):
     out = tmp_path / "out"
     code = main(
         [
             "run",
             "curriculum",
             "--data",
-            str(small_data),
+            "samples",
+            "--phenomena",
+            "lexical,negation",
+            "--limit-train",
+            "90",
+            "--limit-test",
+            "30",
             "--out",
             str(out),
             "--layers",
@@ -40,61 +47,66 @@ def test_run_and_report(small_data, tmp_path, capsys):
             "--sizes",
             "5,10",
             "--seeds",
-            "0",
+            "1",
             "--epochs",
             "3",
             "--pvi-folds",
             "2",
             "--quiet",
-            "--features",
+            "--combine",
             "premise,hypothesis,abs_diff",
             "--halves",
             "per_label",
         ]
     )
     assert code == 0
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["suite"] == "curriculum" and manifest["phenomena"] == ["lexical", "negation"]
-    assert manifest["config"]["combine"] == ["premise", "hypothesis", "abs_diff"]
-    assert manifest["config"]["halves"] == "per_label"
-    for name in ("lexical", "negation"):
+    units = {p.name.split("__")[2]: p for p in (out / "units").iterdir()}
+    assert set(units) == {"lexical", "negation"}
+    for name, unit in units.items():
+        manifest = json.loads((unit / "manifest.json").read_text())
+        assert manifest["suite"] == "curriculum" and manifest["phenomena"] == [name]
+        assert manifest["config"]["combine"] == ["premise", "hypothesis", "abs_diff"]
+        assert manifest["config"]["halves"] == "per_label"
         for table in ("inoculation", "pvi", "cross_distribution"):
-            assert (out / name / f"{table}.parquet").exists()
-        assert (out / "plots" / f"inoculation_{name}.png").exists()
-        assert (out / "plots" / f"cross_distribution_{name}.png").exists()
-    for summary in (
+            assert (unit / name / f"{table}.parquet").exists()
+    summary = out / "curriculum" / "minilm"
+    for name in ("lexical", "negation"):
+        assert (summary / "plots" / f"inoculation_{name}.png").exists()
+        assert (summary / "plots" / f"cross_distribution_{name}.png").exists()
+    for table in (
         "learning_curves",
         "hypothesis_only",
         "v_information",
         "cross_distribution_matrix",
     ):
-        assert pl.read_parquet(out / f"{summary}.parquet").height > 0
-    assert (out / "plots" / "v_information.png").exists()
-    assert (out / "plots" / "hypothesis_only.png").exists()
-    gap = pl.read_parquet(out / "hypothesis_only.parquet")
+        assert pl.read_parquet(summary / f"{table}.parquet").height > 0
+    assert (summary / "plots" / "hypothesis_only.png").exists()
+    gap = pl.read_parquet(summary / "hypothesis_only.parquet")
     assert sorted(gap["phenomenon"]) == ["lexical", "negation"]
-    (out / "plots" / "v_information.png").unlink()
+    (summary / "plots" / "v_information.png").unlink()
     assert main(["report", str(out)]) == 0
-    assert (out / "plots" / "v_information.png").exists()
+    assert (summary / "plots" / "v_information.png").exists()
+    assert main(["report", str(units["lexical"])]) == 0
     assert "V-information" in capsys.readouterr().out
 
 
-def test_bad_options_fail_with_one_line(small_data, tmp_path, capsys):
-    common = ["run", "curriculum", "--data", str(small_data), "--out", str(tmp_path / "o")]
+def test_bad_options_fail_with_one_line(tmp_path, capsys):
+    common = ["run", "curriculum", "--data", "samples", "--out", str(tmp_path / "o")]
     assert main([*common, "--analyses", "bogus"]) == 2
     assert "choose from" in capsys.readouterr().err
+    assert main([*common, "--analyses", "zero-shot"]) == 2
+    assert "lingprobe curriculum-nli" in capsys.readouterr().err
     assert main([*common, "--phenomena", "nothing"]) == 2
-    assert "not folders" in capsys.readouterr().err
+    assert "not in the data" in capsys.readouterr().err
     assert main([*common, "--sizes", "ten"]) == 2
-    assert "integers" in capsys.readouterr().err
+    assert "integer" in capsys.readouterr().err
 
 
 @pytest.mark.slow
 def test_zero_shot_needs_a_label_order(small_data, tmp_path, capsys):
     out = tmp_path / "zs"
     common = [
-        "run",
-        "curriculum",
+        "curriculum-nli",
         "--data",
         str(small_data),
         "--out",

@@ -100,13 +100,13 @@ def test_cli_run_edge_and_report(tiny_conllu, tmp_path, capsys):
     args = [
         "run",
         "edge",
-        "--model",
+        "--models",
         "minilm",
         "--task",
         "conllu:deprel",
-        "--train",
+        "--train-file",
         str(tiny_conllu / "train.conllu"),
-        "--test",
+        "--test-file",
         str(tiny_conllu / "test.conllu"),
         "--layers",
         "0,6",
@@ -120,22 +120,29 @@ def test_cli_run_edge_and_report(tiny_conllu, tmp_path, capsys):
     ]
     assert main(args) == 0
     for name in ("heuristics", "drops", "pretrained_vs_random", "all_scores"):
-        assert (out / f"{name}.parquet").exists()
-    assert list((out / "plots").glob("*.png"))
-    assert "paper Table 2" in capsys.readouterr().out
-    (out / "drops.parquet").unlink()
+        assert (out / "edge" / f"{name}.parquet").exists()
+    assert list((out / "edge" / "plots").glob("*.png"))
+    (unit,) = (out / "units").iterdir()
+    (out / "edge" / "drops.parquet").unlink()
     assert main(["report", str(out)]) == 0
-    assert (out / "drops.parquet").exists()
+    assert (out / "edge" / "drops.parquet").exists()
+    assert main(["report", str(unit)]) == 0
+    assert "paper Table 2" in capsys.readouterr().out
 
 
 def test_cli_errors_are_one_line_with_exit_code_2(tiny_conllu, tmp_path, capsys):
-    base = ["run", "edge", "--train", str(tiny_conllu / "train.conllu"), "--out", str(tmp_path)]
-    assert main([*base, "--test", str(tmp_path / "missing.conllu")]) == 2
+    base = ["run", "edge", "--train-file", str(tiny_conllu / "train.conllu")]
+    base += ["--out", str(tmp_path / "out"), "--quiet"]
+    assert main([*base, "--test-file", str(tmp_path / "missing.conllu")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "missing.conllu' is not a file" in err[0]
-    assert main([*base, "--test", str(tiny_conllu / "test.conllu"), "--model", "no-org/none"]) == 2
+    assert len(err) == 1 and "missing.conllu does not exist" in err[0]
+    test = str(tiny_conllu / "test.conllu")
+    assert main([*base, "--test-file", test, "--models", "no-org/none"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "cannot load 'no-org/none'" in err[0]
+    assert len(err) == 1 and "cannot load 'no-org/none'" in err[0] and "failures.json" in err[0]
+    assert main([*base, "--test-file", test, "--seeds", "0", "--epochs", "x"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "epochs='x': give an integer" in err[0]
     assert main(["report", str(tmp_path / "nothing")]) == 2
 
 
@@ -147,10 +154,8 @@ def test_demo_runs_on_the_shipped_sample(tmp_path, capsys):
             "demo",
             "--out",
             str(out),
-            "--train-sentences",
+            "--limit-sentences",
             "40",
-            "--test-sentences",
-            "15",
             "--seeds",
             "1",
             "--epochs",
@@ -162,40 +167,45 @@ def test_demo_runs_on_the_shipped_sample(tmp_path, capsys):
     )
     assert code == 0
     printed = capsys.readouterr().out
-    assert "subsample" in printed and "paper Tables 5-6" in printed
+    assert "paper Tables 5-6" in printed
     assert "Pretrained vs random per layer (score % [95% bootstrap CI]" in printed
     assert f"interactive report: {out / 'report.html'}" in printed
     page = (out / "report.html").read_text(encoding="utf-8")
-    assert page.count("Plotly.newPlot") >= 3 and "all_scores.parquet" in page
-    tested = pl.read_parquet(out / "pretrained_vs_random_tests.parquet")
+    assert page.count("Plotly.newPlot") >= 3
+    edge = out / "edge"
+    tested = pl.read_parquet(edge / "pretrained_vs_random_tests.parquet")
     assert set(tested["layer"]) == {0, 6} and tested["p_value"].is_between(0, 1).all()
     assert (tested["ci_low"] <= tested["difference"]).all()
     assert (tested["difference"] <= tested["ci_high"]).all()
     assert (tested["p_holm"] >= tested["p_value"]).all()
-    tasks = pl.read_parquet(out / "all_scores.parquet")["task"].unique().sort().to_list()
+    tasks = pl.read_parquet(edge / "all_scores.parquet")["task"].unique().sort().to_list()
     assert tasks == ["ud-english-ewt:deprel", "ud-english-ewt:upos"]
     kinds = ("", "_heuristics", "_drops", "_selectivity")  # per task: curves, Table 2, drops, sel.
-    assert sorted(p.name for p in (out / "plots").glob("*.png")) == sorted(
+    assert sorted(p.name for p in (edge / "plots").glob("*.png")) == sorted(
         f"ud-english-ewt-{t}{k}.png" for t in ("upos", "deprel") for k in kinds
     )
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["suite"] == "edge" and manifest["status"] == "done"
+    assert manifest["suite"] == "sweep" and manifest["status"] == "done"
     assert manifest["started"] <= manifest["finished"]
-    assert manifest["tasks"] == tasks[::-1]
+    assert len(manifest["units"]) == 4  # MiniLM and its twin x UPOS and deprel
     environment = manifest["environment"]
     assert environment["command"] and environment["lingprobe"] and environment["device"]
     assert {"torch", "transformers", "nnsight", "transformer-lens", "numpy"} <= set(
         environment["libraries"]
     )
-    models = manifest["models"]
-    assert [m["init"] for m in models] == ["pretrained", "random"]
-    assert all(len(m["content_key"]) >= 16 and m["dtype"] == "float32" for m in models)
-    (data,) = manifest["data"]
-    assert data["name"] == "ud-english-ewt-sample" and len(data["files"]) == 2
-    assert all(len(f["sha256"]) == 64 for f in data["files"])
-    assert manifest["settings"]["grid"]["seeds"] == [0] and manifest["settings"]["layers"] == "0,6"
+    units = [
+        json.loads((out / "units" / u / "manifest.json").read_text()) for u in manifest["units"]
+    ]
+    assert sorted(u["models"][0]["init"] for u in units) == ["pretrained"] * 2 + ["random"] * 2
+    for unit in units:
+        assert unit["suite"] == "edge" and unit["status"] == "done"
+        (model,) = unit["models"]
+        assert len(model["content_key"]) >= 16 and model["dtype"] == "float32"
+        (data,) = unit["data"]
+        assert data["name"] == "ud-english-ewt" and len(data["files"]) == 2
+        assert all(len(f["sha256"]) == 64 for f in data["files"])
+        assert unit["settings"]["grid"]["seeds"] == [0] and unit["settings"]["layers"] == "0,6"
     capsys.readouterr()
     assert main(["report", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "run: edge (done)" in printed and "ud-english-ewt-sample" in printed
-    assert "model: sentence-transformers/all-MiniLM-L6-v2 (random" in printed
+    assert "run: sweep (done)" in printed and "paper Tables 5-6" in printed

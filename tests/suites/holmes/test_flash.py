@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from suites.flash import (
+from suites.holmes.flash import (
     FLASH_FRACTIONS,
     encoded_share,
     outer_resolutions,
@@ -16,7 +16,7 @@ from suites.flash import (
     reliability_efficiency,
 )
 from suites.holmes.published import published_curve
-from suites.ranking import dataset_draws
+from suites.holmes.ranking import dataset_draws
 from tests.suites.holmes.leaderboards import DATASETS, MODELS, write_leaderboards
 
 

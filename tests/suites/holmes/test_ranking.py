@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from suites.holmes.published import published_scores
-from suites.ranking import (
+from suites.holmes.ranking import (
     RankingError,
     against_external,
     dataset_draws,

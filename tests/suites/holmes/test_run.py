@@ -1,4 +1,5 @@
-"""End-to-end Holmes runs: leaderboard, rankings, FlashHolmes, resumability, every model family."""
+"""End-to-end Holmes runs: leaderboard, rankings, FlashHolmes, every model family (resuming is
+the sweep's: tests/suites/holmes/test_command.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 from internals import load_subject
 from probes import ProbeGrid
 from probes.mdl import prefix_size
-from suites.holmes import HolmesConfig, HolmesRunError, run_holmes
+from suites.holmes import HolmesConfig, run_holmes
 from suites.holmes import run as holmes_run
 from suites.holmes.models import model_entry
 from suites.suite import Limits, with_probe
@@ -110,22 +111,6 @@ def test_pretrained_minilm_ranks_first_and_beats_its_random_twin(holmes_out):
 
 
 @pytest.mark.slow
-def test_rerun_skips_finished_units_and_refuses_other_settings(holmes_out, monkeypatch, minilm):
-    out, board = holmes_out
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("a finished unit was run again")
-
-    monkeypatch.setattr(holmes_run, "probe_task", refuse)
-    models = [minilm, "minilm@random", "glove:6B.50d"]
-    again = run_holmes(models, TASKS, out, config=CONFIG, data="samples", progress=False)
-    assert again.equals(board)
-    with pytest.raises(HolmesRunError, match=r"other settings .*seeds"):
-        one_seed = with_probe(HolmesConfig(), seeds=(0,))
-        run_holmes(["glove:6B.50d"], TASKS, out, config=one_seed, data="samples", progress=False)
-
-
-@pytest.mark.slow
 def test_every_model_family_in_one_run(tmp_path, sentencepiece_tokenizer, smollm2_dir):
     t5 = load_subject(random_t5(sentencepiece_tokenizer), tokenizer=sentencepiece_tokenizer)
     smollm2 = load_subject(str(smollm2_dir))
@@ -162,5 +147,5 @@ def test_model_entries():
     assert model_entry("glove:6B.50d").label == "glove:6B.50d"
     with pytest.raises(ValueError, match="appear twice"):
         holmes_run.model_entries(["minilm", MINILM])
-    assert HolmesConfig.flash().fractions[-1] == 1 / 512
+    assert HolmesConfig(flash=True).fractions[-1] == 1 / 512
     assert HolmesConfig(grid=ProbeGrid(train_fractions=(0.5,))).fractions == (1.0, 0.5)

@@ -147,19 +147,23 @@ def test_cli_runs_the_suite_and_report_renders_it(tmp_path, capsys) -> None:
     train_file = write_conllu(tmp_path / "toy-train.conllu", 14, 2)
     test_file = write_conllu(tmp_path / "toy-dev.conllu", 5, 3)
     out = tmp_path / "out"
-    files = ["--train", str(train_file), "--test", str(test_file)]
+    files = ["--train-file", str(train_file), "--test-file", str(test_file)]
     sizes = ["--train-sentences", "10", "--dev-sentences", "4", "--epochs", "1"]
-    common = ["--models", "minilm", "--layers", "0,3", "--out", str(out), "--quiet"]
+    common = ["--models", "minilm", "--init", "pretrained,random", "--layers", "0,3"]
+    common += ["--out", str(out), "--quiet"]
     assert main(["run", "structural", *files, *sizes, *common]) == 0
-    frame = pl.read_parquet(out / "structural.parquet")
+    frame = pl.read_parquet(out / "results.parquet")
     assert frame.columns == list(RESULTS_SCHEMA)
     assert set(frame["site"].drop_nulls()) == {"encoder.0", "encoder.3"}
     assert set(frame["init"]) == {"pretrained", "random", "baseline"}
-    assert (out / "uuas_by_layer.png").exists() and (out / "manifest.json").exists()
-    assert "right_branching" in capsys.readouterr().out
-    (out / "uuas_by_layer.png").unlink()
+    summary = out / "structural"
+    assert (summary / "uuas_by_layer.png").exists() and (out / "manifest.json").exists()
+    (summary / "uuas_by_layer.png").unlink()
     assert main(["report", str(out)]) == 0
-    assert (out / "uuas_by_layer.png").exists()
+    assert (summary / "uuas_by_layer.png").exists()
+    unit = next((out / "units").iterdir())
+    assert (unit / "structural.parquet").exists()
+    assert main(["report", str(unit)]) == 0
     assert "right_branching" in capsys.readouterr().out
 
 

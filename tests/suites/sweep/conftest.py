@@ -30,7 +30,8 @@ def sweep_toml(
     if edge:
         text += (
             '[[suites]]\nsuite = "edge"\ntask = "conllu:upos"\nname = "ewt-upos"\n'
-            'train = "ud-english-ewt:train"\ntest = "ud-english-ewt:dev"\nlayers = "last"\n\n'
+            'train_file = "ud-english-ewt:train"\ntest_file = "ud-english-ewt:dev"\n'
+            'layers = "last"\n\n'
         )
     text += "[probe]\nseeds = 2\nepochs = 2\nlr = 0.01\nmdl = false\n\n"
     text += "[limits]\nblimp_pairs = 60\nsentences = 20\n"

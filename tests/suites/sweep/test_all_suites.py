@@ -1,4 +1,5 @@
-"""One sweep over every registered suite: plan, run on both executors, one leaderboard."""
+"""One sweep over every registered suite, each with `layers` and the one `[probe]` table: plan,
+run on both executors, one leaderboard."""
 
 from __future__ import annotations
 
@@ -23,19 +24,23 @@ init = ["pretrained", "random"]
 [[suites]]
 suite = "holmes"
 tasks = ["blimp-causative"]
+layers = "last"
 limits = {{blimp_pairs = 30}}
+probe = {{mdl = false, epochs = 2, lr = 0.01}}
 
 [[suites]]
 suite = "edge"
 task = "conllu:upos"
-train = "ud-english-ewt:train"
-test = "ud-english-ewt:dev"
+probe = {{epochs = 2, lr = 0.01}}
+train_file = "ud-english-ewt:train"
+test_file = "ud-english-ewt:dev"
 layers = "last"
 limits = {{sentences = 20}}
 
 [[suites]]
 suite = "curriculum"
 phenomena = ["boolean"]
+probe = {{epochs = 2, lr = 0.01}}
 sizes = [10]
 analyses = ["inoculation"]
 layers = "last"
@@ -45,6 +50,7 @@ limits = {{train = 120, test = 60}}
 suite = "cc"
 features = ["length"]
 n_per_class = 6
+layers = "last"
 
 [[suites]]
 suite = "structural"
@@ -56,9 +62,6 @@ probe = {{epochs = 2}}
 
 [probe]
 seeds = 1
-epochs = 2
-lr = 0.01
-mdl = false
 """
 
 

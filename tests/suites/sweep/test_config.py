@@ -34,13 +34,13 @@ label = "GloVe"
 suite = "holmes"
 tasks = ["blimp-adjunct_island", "ewt", {group = "agreement", tasks = ["blimp-a", "blimp-b"]}]
 layers = "0,-1"
-probe = {seeds = [7], fractions = [0.5]}
+probe = {seeds = [7], train_fractions = [0.5]}
 
 [[suites]]
 suite = "edge"
 task = "conllu:upos"
-train = "train.conllu"
-test = "test.conllu"
+train_file = "train.conllu"
+test_file = "test.conllu"
 probe = {kind = "mlp", dropout = 0.3}
 
 [probe]
@@ -130,7 +130,8 @@ def test_defaults(tmp_path):
     [
         (
             ("[probe]\nseeds = 3", "[probe]\nseed = 3"),
-            r"#1 \(holmes\): `seed` is not a setting here; did you mean `seeds`",
+            r"#1 \(holmes\): the holmes suite cannot use the probe setting `seed`; did you mean"
+            r" `seeds`",
         ),
         (("seeds = 3", 'seeds = "x"'), r"seeds='x': give an integer"),
         (
@@ -142,7 +143,10 @@ def test_defaults(tmp_path):
         (('dtype = "float32"', 'dtype = "fp8"'), r"\[\[models\]\] #1 dtype = 'fp8': choose one of"),
         (('init = ["pretrained", "random"]', 'init = "trained"'), r"#1 init = 'trained'"),
         (('suite = "edge"', 'suite = "senteval"'), r"\[\[suites\]\] #2 suite = 'senteval': choose"),
-        (('train = "train.conllu"', 'train = "missing.conllu"'), r"missing.conllu does not exist"),
+        (
+            ('train_file = "train.conllu"', 'train_file = "missing.conllu"'),
+            r"missing.conllu does not exist",
+        ),
         (('task = "conllu:upos"', 'task = "conllu:pos"'), r"task='conllu:pos': choose one of"),
         (('label = "GloVe"', 'label = "minilm"'), r"labels \['minilm'\] twice; set `label`"),
         (

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Literal
 
 from suites.datasets.errors import DataNotFoundError
+from suites.readers.text_files import utf8_lines
 from suites.tasks import Task, TaskError, make_frame
-from suites.text_files import utf8_lines
 
 ConlluTask = Literal["upos", "xpos", "deprel", "arc"]
 TASKS = ("upos", "xpos", "deprel", "arc")

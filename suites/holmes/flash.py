@@ -4,7 +4,7 @@ Rank resolution (Perlitz et al. 2023; Holmes §6), as computed here:
 
 1. Take the datasets and models the full and the reduced benchmark share. On each dataset, a
    model's win rate is its share of the other scored models it beats, ties ½
-   (`suites.ranking.win_rates`), separately on the full and on the reduced scores.
+   (`suites.holmes.ranking.win_rates`), separately on the full and on the reduced scores.
 2. Draw B bootstrap samples of the datasets (D draws with replacement, numpy
    `default_rng(seed)`); the *same* draw is used for both benchmarks (paired).
 3. In each sample b, every model's mean winning rate over the drawn datasets gives its rank
@@ -38,9 +38,7 @@ import numpy as np
 import polars as pl
 from jaxtyping import Float
 
-from suites.plot_style import fit
-from suites.plots import save_figure
-from suites.ranking import (
+from suites.holmes.ranking import (
     bootstrap_mwr,
     check_scores,
     dataset_draws,
@@ -49,6 +47,8 @@ from suites.ranking import (
     ranks_of,
     win_rates,
 )
+from suites.plot_style import fit
+from suites.plots import save_figure
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt

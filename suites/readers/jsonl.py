@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from suites.readers.text_files import utf8_lines
 from suites.tasks import TaskError
-from suites.text_files import utf8_lines
 
 
 def read_jsonl(path: Path, required: Sequence[str], what: str) -> list[tuple[int, dict[str, Any]]]:

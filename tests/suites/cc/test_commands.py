@@ -1,4 +1,4 @@
-"""`lingprobe run cc-syntax` / `cc-semantics` end to end (tiny sizes), and `report` re-rendering."""
+"""`lingprobe run cc` / `lingprobe cc-semantics` end to end (tiny sizes), `report` re-rendering."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import json
 import polars as pl
 import pytest
 
-from suites.cc.cli import report
 from suites.cli import main
 
 
@@ -25,12 +24,12 @@ def _corpus(path):
 
 
 @pytest.mark.slow
-def test_cc_syntax_writes_tables_plots_and_manifest(tmp_path, capsys):
+def test_run_cc_writes_tables_plots_and_manifest(tmp_path, capsys):
     out = tmp_path / "syntax"
     code = main(
         [
             "run",
-            "cc-syntax",
+            "cc",
             "--models",
             "minilm",
             "--n-per-class",
@@ -41,28 +40,32 @@ def test_cc_syntax_writes_tables_plots_and_manifest(tmp_path, capsys):
             str(_corpus(tmp_path / "c.csv")),
             "--out",
             str(out),
-            "--no-progress",
+            "--quiet",
         ]
     )
     assert code == 0
-    manifest = json.loads((out / "manifest.json").read_text())
+    units = {p.name.split("__")[2]: p for p in (out / "units").iterdir()}
+    assert set(units) == {"cc_cc_start", "cc_corpus"}
+    unit = units["cc_cc_start"]
+    manifest = json.loads((unit / "manifest.json").read_text())
     assert manifest["suite"] == "cc-syntax" and manifest["features"] == ["cc_start"]
-    layers = pl.read_parquet(out / "layers.parquet")
+    layers = pl.read_parquet(unit / "layers.parquet")
     assert layers.height == 7 and set(layers["feature"]) == {"cc_start"}
-    values = pl.read_parquet(out / "values.parquet")
+    values = pl.read_parquet(unit / "values.parquet")
     assert sorted(values["value"].unique()) == manifest["feature_values"]["cc_start"]["test"]
     assert (values["n"] == 6).all()  # 3 per class at every value
-    corpus = pl.read_parquet(out / "corpus_split.parquet")
+    corpus = pl.read_parquet(units["cc_corpus"] / "corpus_split.parquet")
     assert (corpus.group_by("pos_pattern").agg(pl.col("split").n_unique())["split"] == 1).all()
-    pngs = sorted(p.name for p in out.glob("*.png"))
-    assert (
-        "accuracy_per_layer_cc_start.png" in pngs and "corpus_accuracy_per_layer_corpus.png" in pngs
-    )
+    rows = pl.read_parquet(out / "results.parquet")
+    assert set(rows["task"]) == {"cc:cc_start", "cc:corpus"}
+    pngs = sorted(p.name for p in (out / "cc").glob("*.png"))
+    assert "accuracy_per_layer_cc_start.png" in pngs and "accuracy_per_layer_corpus.png" in pngs
     assert any(p.startswith("heatmap_") for p in pngs)
-    for png in out.glob("*.png"):
+    for png in (out / "cc").glob("*.png"):
         png.unlink()
-    report(out)
-    assert sorted(p.name for p in out.glob("*.png")) == pngs
+    assert main(["report", str(out)]) == 0
+    assert sorted(p.name for p in (out / "cc").glob("*.png")) == pngs
+    assert main(["report", str(unit)]) == 0
     assert "test accuracy per layer" in capsys.readouterr().out
 
 
@@ -71,7 +74,6 @@ def test_cc_semantics_writes_the_paper_tables(tmp_path, capsys):
     out = tmp_path / "semantics"
     code = main(
         [
-            "run",
             "cc-semantics",
             "--models",
             "minilm",
@@ -79,7 +81,7 @@ def test_cc_semantics_writes_the_paper_tables(tmp_path, capsys):
             "2",
             "--out",
             str(out),
-            "--no-progress",
+            "--quiet",
         ]
     )
     assert code == 0
@@ -100,13 +102,12 @@ def test_cc_semantics_writes_the_paper_tables(tmp_path, capsys):
     ]
     assert json.loads((out / "manifest.json").read_text())["suite"] == "cc-semantics"
     (out / "table5.parquet").unlink()
-    report(out)
+    assert main(["report", str(out)]) == 0
     assert pl.read_parquet(out / "table5.parquet").height == 3
 
 
 def test_bad_arguments_exit_with_code_2(tmp_path, capsys):
-    code = main(
-        ["run", "cc-syntax", "--models", "minilm", "--features", "width", "--out", str(tmp_path)]
-    )
+    code = main(["run", "cc", "--models", "minilm", "--features", "width", "--out", str(tmp_path)])
     assert code == 2
-    assert "choose among length,cc_start" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "width" in err and "choose among" in err and len(err.strip().splitlines()) == 1

@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 
 from suites.datasets.errors import DataNotFoundError
+from suites.readers.text_files import utf8_lines
 from suites.tasks import Task, TaskError, make_frame
-from suites.text_files import utf8_lines
 
 TAG = re.compile(r"</?e[12]>")
 

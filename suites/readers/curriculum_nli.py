@@ -15,7 +15,7 @@ import polars as pl
 
 from suites.datasets import DataSource, as_source
 from suites.datasets.errors import DataNotFoundError
-from suites.jsonl import read_jsonl
+from suites.readers.jsonl import read_jsonl
 from suites.tasks import Task, TaskError, make_frame
 
 THREE_WAY = ("entailment", "neutral", "contradiction")  # paper §3.3: 3-way NLI labels
