@@ -5,8 +5,8 @@ block. On a CUDA device that block is copied into pinned host memory without blo
 written into the features only once the next batch's forward has been queued: the copy and the
 write then overlap the GPU's work on the next batch instead of holding it back. One synchronous
 pageable copy per site cost nearly as much as the bare forward of a SmolLM2-shaped model
-(measured by `benchmarks/bench_cuda_extract.py`; figures in `benchmarks/HISTORY.md`). Elsewhere (CPU, other
-devices) the block is written at once.
+(measured by `benchmarks/bench_cuda_extract.py`; figures in `benchmarks/HISTORY.md`).
+Elsewhere (CPU, other devices) the block is written at once.
 """
 
 from __future__ import annotations
