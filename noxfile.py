@@ -97,17 +97,22 @@ def docs(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmarks of the hot paths; each prints its ratio against the user's alternative."""
+    """Benchmarks of the hot paths; each prints its ratio against the user's alternative and
+    writes its figures as JSON under `.benchmarks/figures/` (see `benchmarks/figures.py`).
+
+    `-- -m quick` runs the quick set (minutes), `-- -m "not cuda and not needs_data"` what runs
+    without a GPU or the full datasets; `python -m benchmarks.performance_page` then rewrites
+    `docs/performance.md` from the JSON.
+    """
     install(session, "embedded,dev,ray,hf,big")
     session.run(
         "pytest",
         "benchmarks",
         "-o",
-        "addopts=",  # no beartype/jaxtyping instrumentation: it would be timed too
+        "addopts=--strict-markers",  # no beartype/jaxtyping instrumentation: it would be timed
         "-p",
         "no:cacheprovider",
-        "--benchmark-only",
-        "--benchmark-columns=min,mean,max,rounds",
+        "--benchmark-columns=min,median,max,rounds",
         "-s",
         "-o",
         "python_files=bench_*.py",

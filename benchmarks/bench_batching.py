@@ -12,6 +12,7 @@ from transformers import AutoTokenizer
 
 from benchmarks.ewt_sample import sentences, word_items
 from benchmarks.extract_common import fresh_process, load, median_of
+from benchmarks.figures import Figures
 from internals import load_subject, sites
 from internals.batching import (
     DEFAULT_BATCH_TOKENS,
@@ -29,11 +30,14 @@ def waste(lengths: np.ndarray, batches: list[np.ndarray]) -> float:
     return sum(padded_tokens(lengths, b) for b in batches) / int(lengths.sum())
 
 
+@pytest.mark.quick
+@pytest.mark.needs_data
 @pytest.mark.parametrize("split", ["train", "dev"])
-def test_padding_waste_on_ewt(benchmark, split):
+def test_padding_waste_on_ewt(figures: Figures, split: str) -> None:
     texts = [s.text for s in sentences(None, split)]
     budget = DEFAULT_BATCH_TOKENS["cpu"]
     print(f"\n[batching] EWT {split}, {len(texts)} sentences, padded / real tokens (batches)")
+    wastes = {}
     for name in (MINILM, SMOLLM2):
         tokenizer = AutoTokenizer.from_pretrained(packaged_path(name) or name)
         lengths = np.array([len(ids) for ids in tokenizer(texts)["input_ids"]])
@@ -45,10 +49,19 @@ def test_padding_waste_on_ewt(benchmark, split):
             f" ({len(unsorted)})   sorted 64 (before): {waste(lengths, fixed):.4f} ({len(fixed)})"
             f"   token budget {budget} (after): {waste(lengths, planned):.4f} ({len(planned)})"
         )
-    benchmark.pedantic(lambda: budget_batches(lengths, budget), rounds=3, iterations=1)
+        short = name.split("/")[-1]
+        wastes[short] = {"unsorted_64": waste(lengths, unsorted), "budget": waste(lengths, planned)}
+    worst = max(wastes.values(), key=lambda w: w["budget"] / w["unsorted_64"])
+    figures.record(
+        ratio=worst["budget"] / worst["unsorted_64"],
+        against="unsorted batches of 64 texts (padding waste, the worse of the two tokenizers)",
+        at_most=1.0,
+        padding_waste=wastes,
+    )
 
 
-def test_smollm2_token_budget_vs_fixed_batches(benchmark):
+@pytest.mark.full
+def test_smollm2_token_budget_vs_fixed_batches(figures: Figures) -> None:
     items = word_items(N_SENTENCES)
     subject = load_subject(SMOLLM2)
     every = sites.every_layer(subject)
@@ -61,7 +74,6 @@ def test_smollm2_token_budget_vs_fixed_batches(benchmark):
     t_fixed = run(64, default)
     timed = {budget: run(None, budget) for budget in BUDGETS}
     subject.batch_size, subject.batch_tokens = None, default
-    benchmark.pedantic(lambda: subject.features(items, every, progress=False), rounds=1)
     memory = {kind: fresh_process("batcher", kind) for kind in ("fixed", "budget")}
     print(
         f"\n[batching] SmolLM2-135M, {N_SENTENCES} EWT sentences, {len(items)} word items,"
@@ -77,4 +89,12 @@ def test_smollm2_token_budget_vs_fixed_batches(benchmark):
         f"  peak RSS increase, fresh process: fixed {fixed['peak_mib']:.0f} MiB"
         f" ({fixed['seconds']:.1f} s), token budget {budget['peak_mib']:.0f} MiB"
         f" ({budget['seconds']:.1f} s)"
+    )
+    figures.record(
+        ratio=t_fixed / timed[default],
+        against="fixed batches of 64 texts (wall time, SmolLM2-135M)",
+        at_least=1.0,
+        times={"fixed_64": t_fixed, **{f"budget_{b}": t for b, t in timed.items()}},
+        peak_rss_mib=budget["peak_mib"],
+        peak_rss_fixed_mib=fixed["peak_mib"],
     )

@@ -18,6 +18,7 @@ import torch
 
 import probes.fused_steps
 from benchmarks.bench_probes_common import N_ITEMS, load, upos_like
+from benchmarks.figures import Figures
 from probes import (
     ItemResamples,
     ProbeGrid,
@@ -28,7 +29,11 @@ from probes import (
     random_splits,
 )
 
-pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+pytestmark = [
+    pytest.mark.cuda,
+    pytest.mark.full,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
+]
 
 
 def sweep(data, device: str, epochs: int = 5, fused: bool = True, dropout: float = 0.2):
@@ -47,13 +52,13 @@ def sweep(data, device: str, epochs: int = 5, fused: bool = True, dropout: float
     return out, time.perf_counter() - start
 
 
-def test_bench_cuda_trainers_equal_cpu(benchmark) -> None:
+def test_bench_cuda_trainers_equal_cpu(figures: Figures) -> None:
     data = upos_like()
     name = torch.cuda.get_device_name()
     print(f"\n[cuda] {name}; torch {torch.__version__}; {load()}")
     sweep(data, "cuda", epochs=1)  # warm-up: CUDA context, kernels, TorchScript profiling
     sweep(data, "cuda", epochs=1, fused=False)
-    gpu, t_gpu = benchmark.pedantic(lambda: sweep(data, "cuda"), rounds=1, iterations=1)
+    gpu, t_gpu = sweep(data, "cuda")
     loop, t_loop = sweep(data, "cuda", fused=False)
     _, t_cpu = sweep(data, "cpu")
     same_device = all(torch.equal(gpu.weights[n], loop.weights[n]) for n in gpu.weights)
@@ -100,3 +105,11 @@ def test_bench_cuda_trainers_equal_cpu(benchmark) -> None:
         f"  bootstrap, 8 probes x 500 resamples: largest replicate gap cuda vs cpu {boot_gap:.2e}"
     )
     assert same_device and gaps[0.0] < 0.01 and agree > 0.99 and boot_gap < 1e-9
+    figures.record(
+        ratio=t_cpu / min(t_gpu, t_loop),
+        against="the same grid on the host's CPU threads",
+        at_least=1.0,
+        times={"cuda_chunk": t_gpu, "cuda_loop": t_loop, "cpu": t_cpu, "logistic_cuda": t_lg},
+        logistic_cpu_s=t_lc,
+        accuracy_gap_no_dropout=gaps[0.0],
+    )

@@ -21,10 +21,15 @@ from transformers import BertConfig, BertModel, LlamaConfig, LlamaModel
 
 from benchmarks.ewt_sample import sentences, word_items
 from benchmarks.extract_common import interleaved, load, model_batches, ratio_line
+from benchmarks.figures import Figures
 from internals import load_subject, sites
 from tests.tiny_tokenizers import train_sentencepiece
 
-pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+pytestmark = [
+    pytest.mark.cuda,
+    pytest.mark.full,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
+]
 
 N_SENTENCES = 800  # the shipped EWT dev sample
 CHECK_ITEMS = 2000
@@ -64,7 +69,7 @@ def tokenizer():
 
 
 def run(
-    benchmark,
+    figures: Figures,
     name: str,
     build: Callable[[int], torch.nn.Module],
     tokenizer,
@@ -97,7 +102,6 @@ def run(
         f" (median {statistics.median(our_runs) * 1e3:.1f}) = {ratio_line(our_runs, bare_runs)};"
         f" {torch.cuda.get_device_name()} ({load()})"
     )
-    benchmark.pedantic(ours, rounds=1, iterations=1)
     check = items[:CHECK_ITEMS]  # the same features as on the CPU
     reference = load_subject(
         copy.deepcopy(plain).cpu(), tokenizer=tokenizer, device="cpu", padding_side=side
@@ -106,12 +110,22 @@ def run(
     gap = float((subject.features(check, every, progress=False) - want).abs().max())
     print(f"  features of the first {len(check)} items, cuda vs cpu: largest gap {gap:.1e}")
     assert gap < 1e-4
+    figures.record(
+        ratio=min(our_runs) / min(bare_runs),
+        against=f"a bare forward pass of the {name} on the same batches (CUDA)",
+        at_most=1.10,
+        times={"lingprobe": min(our_runs), "bare_forward": min(bare_runs)},
+        median_ratio=statistics.median(our_runs) / statistics.median(bare_runs),
+        cuda_vs_cpu_gap=gap,
+    )
 
 
-def test_bench_cuda_encoder_features_vs_bare_forward(benchmark, tokenizer) -> None:
-    run(benchmark, "MiniLM-shaped BERT", minilm_shaped, tokenizer, "right")
+def test_bench_cuda_encoder_features_vs_bare_forward(figures: Figures, tokenizer) -> None:
+    run(figures, "MiniLM-shaped BERT", minilm_shaped, tokenizer, "right")
 
 
 @pytest.mark.parametrize("side", ["right", "left"])
-def test_bench_cuda_decoder_features_vs_bare_forward(benchmark, tokenizer, side: str) -> None:
-    run(benchmark, "SmolLM2-135M-shaped Llama", smollm2_shaped, tokenizer, side)
+def test_bench_cuda_decoder_features_vs_bare_forward(
+    figures: Figures, tokenizer, side: str
+) -> None:
+    run(figures, "SmolLM2-135M-shaped Llama", smollm2_shaped, tokenizer, side)

@@ -21,6 +21,7 @@ from benchmarks.extract_common import (
     plain_model,
     ratio_line,
 )
+from benchmarks.figures import Figures
 from internals import load_subject, sites
 from internals.packaged import MINILM, SMOLLM2
 from internals.pool import TokenSegments, pool_spans
@@ -45,7 +46,8 @@ def batches(minilm, items):
     return model_batches(minilm, items)
 
 
-def test_features_vs_bare_forward(benchmark, minilm, items, batches):
+@pytest.mark.quick
+def test_features_vs_bare_forward(figures: Figures, minilm, items, batches):
     every = sites.every_layer(minilm)
     model = plain_model(MINILM)  # unhooked: the subject's own copy carries nnsight's wrappers
 
@@ -89,8 +91,21 @@ def test_features_vs_bare_forward(benchmark, minilm, items, batches):
     t_lens_ours = median_of(lambda: lens.features(items, every, progress=False), rounds=1)
     t_loop = median_of(hidden_states_loop, rounds=1)
     t_lens = median_of(lens_cache, rounds=1)
-    benchmark.extra_info.update(bare=t_bare, ours=t_ours, loop=t_loop, lens_cache=t_lens)
-    benchmark.pedantic(ours, rounds=1, iterations=1)
+    figures.record(
+        ratio=min(our_runs) / min(bare_runs),
+        against="a bare forward pass of MiniLM on the same batches",
+        at_most=1.10,
+        times={
+            "lingprobe": t_ours,
+            "bare_forward": t_bare,
+            "lingprobe_lens": t_lens_ours,
+            "hidden_states_loop": t_loop,
+            "run_with_cache": t_lens,
+        },
+        median_ratio=t_ours / t_bare,
+        speedup_vs_hidden_states_loop=t_loop / t_ours,
+        speedup_vs_run_with_cache=t_lens / t_ours,
+    )
     print(
         f"\n[extract] MiniLM, {N_SENTENCES} EWT sentences, {len(items)} word items, 7 sites,"
         f" {len(batches)} batches, medians of 5 interleaved rounds ({load()})"
@@ -110,7 +125,8 @@ def test_features_vs_bare_forward(benchmark, minilm, items, batches):
         print(f"  {label:<38}{seconds:8.3f} s   {note}")
 
 
-def test_pooling_vectorised_vs_loop(benchmark):
+@pytest.mark.quick
+def test_pooling_vectorised_vs_loop(benchmark, figures: Figures):
     generator = torch.Generator().manual_seed(0)
     batch, tokens, dim = 64, 40, 384
     hidden = torch.randn(batch, tokens, dim, generator=generator)
@@ -133,27 +149,44 @@ def test_pooling_vectorised_vs_loop(benchmark):
 
     torch.testing.assert_close(vectorised(), loop(), rtol=1e-5, atol=1e-6)
     t_loop = median_of(loop)
-    result = benchmark(vectorised)
-    t_vec = median_of(vectorised, rounds=20)
+    result = benchmark(vectorised)  # pytest-benchmark's rounds of the short operation
+    stats = getattr(benchmark.stats, "stats", None)  # None under --benchmark-disable
+    t_vec = stats.median if stats is not None else median_of(vectorised, rounds=20)
     assert result.shape == (len(rows), dim)
     print(
         f"\n[pool] {len(rows)} spans over [{batch}, {tokens}, {dim}]: loop {t_loop * 1e3:.2f} ms,"
-        f" vectorised {t_vec * 1e3:.3f} ms, ratio {t_loop / t_vec:.0f}x (goal >= 100x)"
+        f" vectorised {t_vec * 1e3:.3f} ms (median), ratio {t_loop / t_vec:.0f}x (goal >= 100x)"
+    )
+    figures.record(
+        ratio=t_loop / t_vec,
+        against="a Python loop over the spans",
+        at_least=100.0,
+        times={"lingprobe": t_vec, "loop": t_loop},
     )
 
 
-def test_peak_memory_features_vs_run_with_cache(benchmark):
-    ours = benchmark.pedantic(lambda: fresh_process("features"), rounds=1, iterations=1)
+@pytest.mark.quick
+def test_peak_memory_features_vs_run_with_cache(figures: Figures):
+    ours = fresh_process("features")
     cache = fresh_process("cache")
     print(
         f"\n[memory] peak RSS increase, MiniLM every layer, 256 sentences in one batch:"
         f" lingprobe {ours['peak_mib']:.0f} MiB, run_with_cache {cache['peak_mib']:.0f} MiB"
         f" ({cache['peak_mib'] / max(ours['peak_mib'], 1):.1f}x more) ({load()})"
     )
+    figures.record(
+        ratio=cache["peak_mib"] / max(ours["peak_mib"], 1),
+        against="transformer-lens run_with_cache (peak RSS increase)",
+        at_least=1.0,
+        times={"lingprobe": ours["seconds"], "run_with_cache": cache["seconds"]},
+        peak_rss_mib=ours["peak_mib"],
+        peak_rss_run_with_cache_mib=cache["peak_mib"],
+    )
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("side", ["right", "left"])
-def test_decoder_features_vs_bare_forward(benchmark, side):
+def test_decoder_features_vs_bare_forward(figures: Figures, side):
     """SmolLM2-135M (30 layers, every site) against a bare forward on the same batches."""
     subject = load_subject(SMOLLM2, padding_side=side)
     chosen = word_items(N_DECODER_SENTENCES)
@@ -171,8 +204,13 @@ def test_decoder_features_vs_bare_forward(benchmark, side):
 
     bare_runs, our_runs = interleaved([bare, ours])
     t_bare, t_ours = statistics.median(bare_runs), statistics.median(our_runs)
-    benchmark.extra_info.update(bare=t_bare, ours=t_ours, side=side)
-    benchmark.pedantic(ours, rounds=1, iterations=1)
+    figures.record(
+        ratio=min(our_runs) / min(bare_runs),
+        against=f"a bare forward pass of SmolLM2-135M on the same batches ({side} padding)",
+        at_most=1.10,
+        times={"lingprobe": t_ours, "bare_forward": t_bare},
+        median_ratio=t_ours / t_bare,
+    )
     print(
         f"\n[extract] SmolLM2-135M, {side} padding, {N_DECODER_SENTENCES} EWT sentences,"
         f" {len(chosen)} word items, {len(every)} sites, {len(same)} batches, 5 interleaved"

@@ -17,15 +17,19 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import polars as pl
+import pytest
 
 from benchmarks.ewt_sample import ewt_path
 from benchmarks.extract_common import OUT, fresh_process, load
+from benchmarks.figures import Figures
 
 SIZES = (1_000, 10_000, 100_000)
 OUTPUT_MIB_PER_ITEM = 7 * 384 * 4 / 2**20
 
 
-def test_extraction_scaling(benchmark):
+@pytest.mark.full
+@pytest.mark.needs_data
+def test_extraction_scaling(figures: Figures) -> None:
     ewt_path("train")  # skip early, with a message, when the data is not there
     rows = []
     for n in SIZES:
@@ -39,7 +43,6 @@ def test_extraction_scaling(benchmark):
                 "ms_per_item": 1e3 * result["seconds"] / n,
             }
         )
-    benchmark.pedantic(lambda: None, rounds=1, iterations=1)
     table = pl.DataFrame(rows).with_columns(
         working_mib=pl.col("peak_mib") - pl.col("output_mib"), load=pl.lit(load())
     )
@@ -66,3 +69,13 @@ def test_extraction_scaling(benchmark):
             f" peak memory as n^{memory_growth:.2f}"
         )
     print(f"  written to {OUT}/extract_scaling.{{parquet,csv,png}}")
+    first, last = rows[0], rows[-1]
+    figures.record(
+        ratio=None,
+        against="(a scaling curve: time and peak memory against the number of items)",
+        times={f"{r['items']}_items": r["seconds"] for r in rows},
+        peak_rss_mib=last["peak_mib"],
+        time_growth_exponent=math.log(last["seconds"] / first["seconds"])
+        / math.log(last["items"] / first["items"]),
+        peak_mib_by_items={str(r["items"]): r["peak_mib"] for r in rows},
+    )

@@ -22,6 +22,7 @@ import pytest
 import torch
 
 from benchmarks.bench_probes_common import N_ITEMS, UposLike, load, timed, upos_like
+from benchmarks.figures import Figures
 from probes import (
     ProbeGrid,
     TrainConfig,
@@ -67,7 +68,8 @@ def compare(label: str, run: Callable[[], object], repeats: int = 3) -> tuple[fl
     return alone.wall, busy.wall
 
 
-def test_bench_trainers_beside_a_busy_process(benchmark, data: UposLike) -> None:
+@pytest.mark.full
+def test_bench_trainers_beside_a_busy_process(figures: Figures, data: UposLike) -> None:
     threads = torch.get_num_threads()
     print(f"\n[probes/contention] {threads} threads by default; {load()}")
     splits = random_splits(N_ITEMS)
@@ -87,7 +89,7 @@ def test_bench_trainers_beside_a_busy_process(benchmark, data: UposLike) -> None
             progress=False,
         )
 
-    benchmark.pedantic(lambda: fit_logistic_regression(x, ys), rounds=1, iterations=1)
+    fit_logistic_regression(x, ys)  # warm-up
     ratios = []
     for n in (None, 1):
         name = f"{threads if n is None else n} worker thread(s)"
@@ -99,3 +101,19 @@ def test_bench_trainers_beside_a_busy_process(benchmark, data: UposLike) -> None
         )
         ratios.append(compare(f"grid, 52 probes x 20 epochs, {name}", lambda n=n: grid_fit(n)))
     assert all(a > 0 and b > 0 for a, b in ratios)
+    (lg, lg_busy), (grid_alone, grid_busy), (lg1, lg1_busy), (grid1, grid1_busy) = ratios
+    figures.record(
+        ratio=max(lg_busy / lg, grid_busy / grid_alone),
+        against="the same fits alone (slow-down beside one busy process, the worse trainer)",
+        at_most=1.5,
+        times={
+            "logistic_alone": lg,
+            "logistic_beside_busy": lg_busy,
+            "grid_alone": grid_alone,
+            "grid_beside_busy": grid_busy,
+        },
+        logistic_slowdown=lg_busy / lg,
+        grid_slowdown=grid_busy / grid_alone,
+        one_thread_logistic_slowdown=lg1_busy / lg1,
+        one_thread_grid_slowdown=grid1_busy / grid1,
+    )

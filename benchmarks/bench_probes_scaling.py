@@ -18,10 +18,12 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import polars as pl
+import pytest
 import torch
 from sklearn.linear_model import LogisticRegression
 
 from benchmarks.bench_probes_common import Timed, fastest, load, timed
+from benchmarks.figures import Figures
 from probes import ProbeGrid, TrainConfig, fit_logistic_regression, fit_probes, random_splits
 
 GRIDS = {1: (1, 1, False), 10: (5, 1, True), 100: (10, 5, True), 1000: (25, 20, True)}
@@ -54,7 +56,8 @@ def out_dir() -> Path:
     return folder
 
 
-def test_bench_scaling_curves(benchmark) -> None:
+@pytest.mark.full
+def test_bench_scaling_curves(figures: Figures) -> None:
     print(f"\n[probes/scaling] {torch.get_num_threads()} threads; {load()}")
     rows = []
     feats, labels = features(5000, 25, 384, 17)
@@ -65,7 +68,7 @@ def test_bench_scaling_curves(benchmark) -> None:
         grid = ProbeGrid(seeds=range(seeds), sites=range(sites), control=control)
         return fit_probes(feats, labels, splits, grid, config, progress=False)
 
-    benchmark.pedantic(lambda: grid_run(*GRIDS[1]), rounds=1, iterations=1)
+    grid_run(*GRIDS[1])  # warm-up
     for probes, shape in GRIDS.items():
         run = timed(lambda shape=shape: grid_run(*shape))
         rows.append(
@@ -135,3 +138,14 @@ def test_bench_scaling_curves(benchmark) -> None:
     plt.close(fig)
     print(f"  wrote {folder}/scaling.csv, scaling.parquet, scaling.png")
     assert table.height == len(GRIDS) + 2 * len(SITES)
+    figures.record(
+        ratio=theirs[-1] / ours[-1],
+        against=f"a loop of scikit-learn LogisticRegression ({SITES[-1]} sites, the largest size)",
+        times={
+            **{f"grid_{p}_probes": t for p, t in zip(sizes, grid_times)},
+            **{f"logistic_{s}_sites": t for s, t in zip(SITES, ours)},
+            **{f"sklearn_{s}_sites": t for s, t in zip(SITES, theirs)},
+        },
+        logistic_speedup_by_sites={str(s): b / a for s, a, b in zip(SITES, ours, theirs)},
+        grid_ms_per_probe={str(p): 1e3 * t / p for p, t in zip(sizes, grid_times)},
+    )

@@ -37,6 +37,7 @@ from benchmarks.bench_probes_common import (
     timed,
     upos_like,
 )
+from benchmarks.figures import Figures
 from probes import ProbeGrid, ProbeResults, TrainConfig, fit_probes, random_splits
 
 SEEDS = range(5)
@@ -130,17 +131,17 @@ def compare(label: str, batched: Timed, loop: tuple[float, float]) -> str:
     )
 
 
-def test_bench_probe_sweep_batched_vs_per_probe_loop(benchmark, data: UposLike) -> None:
+@pytest.mark.full
+def test_bench_probe_sweep_batched_vs_per_probe_loop(figures: Figures, data: UposLike) -> None:
     bounds = measure_bounds()
     print(f"\n[probes/grid AdamW] {bounds}; {load()}")
-    batched, walls = benchmark.pedantic(
-        lambda: fastest(lambda: sweep(data, TrainConfig()), SWEEPS), rounds=1, iterations=1
-    )
+    batched, sweep_walls = fastest(lambda: sweep(data, TrainConfig()), SWEEPS)
     after = measure_bounds()  # the peak right after the sweeps too: the higher one counts
-    print(f"  {SWEEPS} sweeps: {', '.join(f'{w:.1f}' for w in walls)} s (the fastest counts)")
+    print(f"  {SWEEPS} sweeps: {', '.join(f'{w:.1f}' for w in sweep_walls)} s (the fastest counts)")
     res = batched.result
     assert isinstance(res, ProbeResults) and res.probes.height == 130
-    print(compare(f"{torch.get_num_threads()} threads", batched, loop_subset(data, res)))
+    loop = loop_subset(data, res)
+    print(compare(f"{torch.get_num_threads()} threads", batched, loop))
     fused = loop_subset(data, res, eager=False)
     print(
         f"  one-probe fits with the TorchScript chunk: {fused[0] / len(LOOP_PROBES):.2f} s per"
@@ -171,4 +172,15 @@ def test_bench_probe_sweep_batched_vs_per_probe_loop(benchmark, data: UposLike) 
     with threads(1):  # CPU seconds of one thread: least disturbed by other jobs on the machine
         one = timed(lambda: sweep(data, TrainConfig()))
         assert isinstance(one.result, ProbeResults)
-        print(compare("1 thread", one, loop_subset(data, one.result)) + f"; {load()}")
+        one_loop = loop_subset(data, one.result)
+        print(compare("1 thread", one, one_loop) + f"; {load()}")
+    scale = 130 / len(LOOP_PROBES)
+    figures.record(
+        ratio=loop[0] * scale / batched.wall,
+        against="one training run per probe (eager PyTorch steps; timed on a few, extrapolated)",
+        at_least=10.0,
+        times={"lingprobe": batched.wall, "loop": loop[0] * scale, "shared_order": shared.wall},
+        cpu_ratio=loop[1] * scale / batched.cpu,
+        one_thread_cpu_ratio=one_loop[1] * scale / one.cpu,
+        sweeps_s=sweep_walls,
+    )

@@ -25,6 +25,7 @@ import polars as pl
 import pytest
 import torch
 
+from benchmarks.figures import Figures
 from internals import load_subject
 from internals import sites as site_rules
 from suites.datasets import as_source
@@ -150,7 +151,8 @@ def data() -> str:
     return "samples"  # the shipped data: BLiMP paradigms and the EWT sample
 
 
-def test_sweep_overhead_local(benchmark, data):
+@pytest.mark.full
+def test_sweep_overhead_local(figures: Figures, data):
     times: dict[str, list[tuple[float, float]]] = {"sweep": [], "hand": []}
     with tempfile.TemporaryDirectory() as root:
         base = Path(root)
@@ -171,14 +173,16 @@ def test_sweep_overhead_local(benchmark, data):
         assert (paired["score"] - paired["score_right"]).abs().max() == 0, (
             "the sweep and the hand-written run disagree"
         )
-        benchmark.pedantic(
-            lambda: run_sweep(sweep_config(base, "bench", data), progress=False),
-            rounds=1,
-            iterations=1,
-        )
     wall = {k: statistics.median(t[0] for t in v) for k, v in times.items()}
     cpu = {k: statistics.median(t[1] for t in v) for k, v in times.items()}
-    benchmark.extra_info.update(wall=wall, cpu=cpu, rounds=times, driver=driver)
+    figures.record(
+        ratio=wall["sweep"] / wall["hand"],
+        against="the same units run by hand in one process",
+        at_most=1.05,
+        times={"sweep": wall["sweep"], "by_hand": wall["hand"]},
+        cpu_ratio=cpu["sweep"] / cpu["hand"],
+        driver_s=statistics.median(driver),
+    )
     print(f"\n[sweep] 2 models x 3 tasks (6 units), {ROUNDS} alternating rounds, medians")
     for kind, label in (("sweep", "lingprobe sweep (local)"), ("hand", "same units by hand")):
         print(f"  {label:26s} wall {wall[kind]:7.2f} s   cpu {cpu[kind]:7.2f} s")
@@ -198,7 +202,8 @@ def test_sweep_overhead_local(benchmark, data):
     )
 
 
-def test_ray_executor_time(benchmark, data):
+@pytest.mark.full
+def test_ray_executor_time(figures: Figures, data):
     ray = pytest.importorskip("ray")
     with tempfile.TemporaryDirectory() as root:
         base = Path(root)
@@ -213,7 +218,7 @@ def test_ray_executor_time(benchmark, data):
                 run_ray.append(timed(lambda: run_sweep(config, progress=False))[0])
 
             ray_round()
-            benchmark.pedantic(ray_round, rounds=1, iterations=1)
+            ray_round()
             local = timed(lambda: run_sweep(sweep_config(base, "local", data), progress=False))[0]
             assert pl.read_parquet(base / "ray-0" / "leaderboard.parquet").equals(
                 pl.read_parquet(base / "local" / "leaderboard.parquet")
@@ -224,4 +229,9 @@ def test_ray_executor_time(benchmark, data):
         f"\n[sweep] Ray executor, 2 CPUs: ray.init {init:.1f} s; sweep {run_ray[0]:.1f} s and"
         f" {run_ray[1]:.1f} s (2 workers, one per model, each starting and loading its model)"
         f" vs local {local:.1f} s; leaderboards equal"
+    )
+    figures.record(
+        ratio=min(run_ray) / local,
+        against="the local executor on the same sweep (Ray's start-up included)",
+        times={"ray_init": init, "ray_first": run_ray[0], "ray_second": run_ray[1], "local": local},
     )

@@ -7,7 +7,7 @@ import difflib
 import json
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 import torch
@@ -36,7 +36,13 @@ from internals.vectors import VectorTable, load_vectors
 from lingprobe.devices import checked_device
 
 log = logging.getLogger(__name__)
-BACKENDS = ("auto", "nnsight", "lens")
+Backend = Literal["auto", "nnsight", "lens"]
+Init = Literal["pretrained", "random"]
+Head = Literal["lm", "sequence-classification"]
+RandomScheme = Literal["xavier_uniform", "model"]
+Oov = Literal["zero", "skip", "error"]
+PaddingSide = Literal["left", "right"]
+BACKENDS: tuple[str, ...] = get_args(Backend)
 HEADS = {
     None: "AutoModel",
     "lm": None,  # chosen by kind below
@@ -52,8 +58,8 @@ LM_CLASSES = {
 def load_subject(
     spec: str | Path | nn.Module,
     *,
-    backend: str = "auto",
-    init: str = "pretrained",
+    backend: Backend = "auto",
+    init: Init = "pretrained",
     seed: int = 0,
     device: str | torch.device | None = None,
     dtype: torch.dtype | str | None = None,
@@ -62,12 +68,12 @@ def load_subject(
     offload_folder: str | Path | None = None,
     quantization_config: Any = None,
     tokenizer: Any = None,
-    head: str | None = None,
-    random_scheme: str = "xavier_uniform",
-    oov: str = "zero",
+    head: Head | None = None,
+    random_scheme: RandomScheme = "xavier_uniform",
+    oov: Oov = "zero",
     trust_remote_code: bool = False,
     revision: str | None = None,
-    padding_side: str | None = None,
+    padding_side: PaddingSide | None = None,
     batch_size: int | None = None,
     batch_tokens: int | None = None,
 ) -> Subject:
@@ -164,7 +170,7 @@ def load_subject(
     )
     model.eval()
     layout = discover_layout(model, tokenizer)
-    hook_backend = _backend(backend, model, tokenizer, layout, name, source, head)
+    hook_backend = _backend(backend, model, tokenizer, layout, name, source, head, seed)
     key = fingerprint(
         {
             **identity,
@@ -297,13 +303,14 @@ def _model(
         with seeded_global_rng(seed):  # the model's own init draws from the global RNG
             model = auto.from_config(config, trust_remote_code=trust)
         return model if scheme == "model" else reinitialize(model, scheme, seed)
-    return auto.from_pretrained(
-        source,
-        dtype=dtype or torch.float32,
-        trust_remote_code=trust,
-        revision=revision,
-        **placement,
-    )
+    with seeded_global_rng(seed):  # weights the checkpoint lacks (a head) are drawn fresh
+        return auto.from_pretrained(
+            source,
+            dtype=dtype or torch.float32,
+            trust_remote_code=trust,
+            revision=revision,
+            **placement,
+        )
 
 
 def _backend(
@@ -314,6 +321,7 @@ def _backend(
     name: str,
     source: str | Path | None,
     head: str | None,
+    seed: int,
 ) -> Any:
     if choice in ("auto", "nnsight"):
         # Measured (benchmarks/bench_extract.py): nnsight on the model's own attention kernel is
@@ -327,13 +335,15 @@ def _backend(
     import transformers
 
     lens_class = getattr(transformers, LM_CLASSES[layout.kind])
-    if type(model).__name__.endswith(("ForMaskedLM", "ForCausalLM")):
-        twin = copy.deepcopy(model)  # the bridge mutates the model it wraps
-    else:
-        twin = lens_class.from_config(model.config)
-        twin.base_model.load_state_dict(model.state_dict(), strict=False)  # heads stay fresh
-        twin = twin.to(next(model.parameters()).device, next(model.parameters()).dtype)
-    return LensBackend(boot_bridge(str(source or name), twin, tokenizer), layout)
+    with seeded_global_rng(seed, model):  # a fresh head and the bridge draw from the global RNG
+        if type(model).__name__.endswith(("ForMaskedLM", "ForCausalLM")):
+            twin = copy.deepcopy(model)  # the bridge mutates the model it wraps
+        else:
+            twin = lens_class.from_config(model.config)
+            twin.base_model.load_state_dict(model.state_dict(), strict=False)  # heads stay fresh
+            twin = twin.to(next(model.parameters()).device, next(model.parameters()).dtype)
+        bridge = boot_bridge(str(source or name), twin, tokenizer)
+    return LensBackend(bridge, layout)
 
 
 def _random_table(table: VectorTable, seed: int) -> VectorTable:

@@ -4,9 +4,9 @@ The rows of every site are stacked where they were pooled into one `[piece, site
 block. On a CUDA device that block is copied into pinned host memory without blocking, and it is
 written into the features only once the next batch's forward has been queued: the copy and the
 write then overlap the GPU's work on the next batch instead of holding it back. One synchronous
-pageable copy per site, as before, moved 2-4 GB/s on an H200 host: 180 ms beside a 192 ms bare
-forward of a SmolLM2-shaped model (`benchmarks/bench_cuda_extract.py`). Elsewhere (CPU, other
-devices) the block is written at once.
+pageable copy per site cost nearly as much as the bare forward of a SmolLM2-shaped model
+(measured by `benchmarks/bench_cuda_extract.py`; figures in `benchmarks/HISTORY.md`).
+Elsewhere (CPU, other devices) the block is written at once.
 """
 
 from __future__ import annotations

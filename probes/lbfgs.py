@@ -19,8 +19,10 @@ Hessian, applied by `precondition(v, idx)`) replaces the scaled identity that st
 two-loop recursion (`H0 = gamma M`, gamma = s.y / y.My of the newest kept pair, Nocedal & Wright
 §7.2): the iterates then follow the preconditioned path, while the objective, the optimum and
 the stopping rule stay the same. `refresh` replaces M once, at iteration `REFRESH_AT`, with one
-built at the iterates reached by then (the stored pairs stay: they are exact curvature pairs of
-the objective, whatever M is; gamma is recomputed with the new M at the next kept pair).
+built at the iterates reached by then, or brings one in there where the problems started
+without (a problem that converges sooner then never pays for building it). The stored pairs
+stay: they are exact curvature pairs of the objective, whatever M is; gamma is recomputed with
+the new M at the next kept pair.
 """
 
 from __future__ import annotations

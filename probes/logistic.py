@@ -109,13 +109,14 @@ def fit_logistic_regression(
     computation runs in X's dtype (float64 for sklearn-level agreement at tight `tol`, float32
     for speed; `polish=True` then finishes in float64 from the float32 solution). `tol` and
     `max_iter` mean what they mean in sklearn's lbfgs (defaults equal). `init` warm-starts from
-    other fitted probes of the same shape. `precondition=True` starts each L-BFGS step from the
-    inverse Gram matrix of the probe's features (`[X, 1]`, ridge `GRAM_RIDGE` x its mean diagonal)
-    instead of a scaled identity: the same objective, optimum and stopping rule, reached in
-    fewer iterations on ill-conditioned features such as a transformer's (one `[D+1, D+1]` Gram
-    matrix per feature block, computed at the start and again at L-BFGS iteration `REFRESH_AT`
-    with each row weighted by the softmax's curvature at the iterate, which brings M nearer the
-    Hessian: on MiniLM UPOS features 544 -> 367 iterations for 7 probes). `device` as in
+    other fitted probes of the same shape. `precondition=True` lets the probes still running at
+    L-BFGS iteration `REFRESH_AT` start each step from the inverse Gram matrix of their features
+    (`[X, 1]`, each row weighted by the softmax's curvature at the iterate, which brings M nearer
+    the Hessian; ridge `GRAM_RIDGE` x its mean diagonal) instead of a scaled identity: the same
+    objective, optimum and stopping rule, reached in fewer iterations on ill-conditioned
+    features such as a transformer's. The `[D+1, D+1]` Gram matrix per feature block costs
+    about as much as a few evaluations of the objective, so probes that converge within
+    `REFRESH_AT` iterations never build it (a warm start builds it at `init`). `device` as in
     `fit_probes`; results on the CPU.
     `threads`: CPU worker threads (default `torch.get_num_threads()`), each computing with one
     intra-op thread on row blocks of the features and pinned one per CPU when there are as
@@ -248,13 +249,16 @@ def _lbfgs(
     max_iter: int,
     precondition: bool,
 ) -> LbfgsResult:
-    """Batched L-BFGS on `problem` from `theta`. Preconditioned: M from the features' Gram
-    matrix, rebuilt at iteration `REFRESH_AT` with each row weighted by the softmax's curvature
-    at the iterate (for a warm start, weighted from the start)."""
+    """Batched L-BFGS on `problem` from `theta`. Preconditioned: from a cold start, plain L-BFGS
+    until iteration `REFRESH_AT`, then M from the features' Gram matrix with each row weighted
+    by the softmax's curvature at the iterate, for the problems still running (those that
+    converge sooner never pay for it); a warm start is weighted at `theta` from the start and
+    rebuilt at `REFRESH_AT`."""
     if not precondition:
         return minimize_lbfgs(problem.fg, theta, tol=tol, max_iter=max_iter)
-    ids = torch.arange(theta.shape[0], device=theta.device)
-    pre = problem.preconditioner(theta, ids) if warm else problem.preconditioner()
+    pre = None  # cold: plain L-BFGS until iteration REFRESH_AT shows the problem is slow
+    if warm:
+        pre = problem.preconditioner(theta, torch.arange(theta.shape[0], device=theta.device))
     return minimize_lbfgs(
         problem.fg,
         theta,

@@ -4,9 +4,9 @@ The logistic objective's two products per row block, `W [p K, D] @ rows^T` and
 `dz [p K, rows] @ rows`, have a few dozen output rows and read a feature block that is not in
 cache. On the CPU, torch's `mm` (MKL) overlaps that stream poorly; oneDNN's inner-product kernel
 (the one behind `torch.nn.Linear` in compiled CPU graphs, `torch.ops.mkldnn._linear_pointwise`)
-reads it faster: 7 UPOS probes on MiniLM word features, one thread, features from memory,
-forward 43 -> 36 ms and backward 35 -> 25 ms per evaluation. (The grid's evaluation products,
-170 outputs per site, gained in one thread but not on two: not used there.) It is used for
+reads it faster, in both products (`benchmarks/bench_probes_logistic_real.py`; figures in
+`benchmarks/HISTORY.md`). The grid's evaluation products, 170 outputs per site, gained in one
+thread but not on two: not used there. It is used for
 float32 tensors on the CPU when this torch build has it and it agrees with `mm` on a small
 check; otherwise, and on any other device or dtype, the product is torch's. The two differ only
 in rounding.

@@ -21,8 +21,10 @@ os.environ.pop("LINGPROBE_DATA_MIRROR", None)
 if os.environ.get("LINGPROBE_TEST_CUDA") != "1":
     os.environ["CUDA_VISIBLE_DEVICES"] = ""
 
+import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -77,6 +79,33 @@ def sentencepiece_tokenizer():
     return train_sentencepiece()
 
 
+def global_rng_states() -> dict[str, bytes]:
+    """The process-wide generators a library must not touch: torch's CPU generator and numpy's
+    legacy global one."""
+    return {
+        "torch": torch.get_rng_state().numpy().tobytes(),
+        "numpy": np.random.get_state()[1].tobytes(),  # type: ignore[index]
+    }
+
+
 @pytest.fixture(autouse=True)
-def _seed_torch():
+def _global_rng_untouched(request: pytest.FixtureRequest):
+    """Fail a test after which torch's or numpy's global generator changed: lingprobe draws
+    only from generators it is given (DEVELOPERS.md), so a change means library code read the
+    caller's global RNG. Every test starts from the same seeds (Python's `random` too, which is
+    not checked: its state also moves outside the test's own calls, in tests that write and
+    read Hugging Face checkpoints). Test code that must draw from a global generator (a model
+    built from a config) does so inside `torch.random.fork_rng()`."""
     torch.manual_seed(0)
+    np.random.seed(0)
+    random.seed(0)
+    before = global_rng_states()
+    yield
+    after = global_rng_states()
+    changed = [name for name in before if before[name] != after[name]]
+    if changed:
+        pytest.fail(
+            f"{request.node.nodeid} changed the global RNG state of {', '.join(changed)}: the"
+            " code it calls draws from a global generator instead of an explicit one",
+            pytrace=False,
+        )

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from internals import Subject, load_subject
+from internals.load import Init
 from internals.packaged import canonical_name
 from suites.errors import TaskError
 from suites.schema import RANDOM_SUFFIX, model_label
@@ -31,7 +33,7 @@ class ModelEntry:
         """The subject (loaded on first use)."""
         if self.subject is None:
             assert self.spec is not None
-            self.subject = load_subject(self.spec, init=self.init, seed=self.seed)
+            self.subject = load_subject(self.spec, init=cast(Init, self.init), seed=self.seed)
         return self.subject
 
     def release(self) -> None:

@@ -13,11 +13,13 @@ import gc
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import cast
 
 import polars as pl
 import torch
 
 from internals import Subject, load_subject
+from internals.load import Backend, Init
 from suites.registry import SUITES
 from suites.schema import BASELINE_INIT, RESULTS_SCHEMA
 from suites.sweep.config import ModelSpec
@@ -40,10 +42,10 @@ def load_model(model: ModelSpec, device: str | None) -> Subject:
     dtype = None if model.dtype == "auto" else getattr(torch, model.dtype)
     return load_subject(
         model.name,
-        init=model.init,
+        init=cast(Init, model.init),  # checked by load_subject
         seed=model.seed,
         dtype=dtype,
-        backend=model.backend,
+        backend=cast(Backend, model.backend),
         device=device,
     )
 

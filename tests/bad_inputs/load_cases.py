@@ -47,6 +47,7 @@ LOAD = [
         lambda env: load_subject(str(env.bert_folder), init="trained"),
         OptionError,
         r"init='trained'; choose 'pretrained' or 'random'",
+        typed=True,
     ),
     Case(
         "load-backend-unknown",
@@ -55,6 +56,7 @@ LOAD = [
         lambda env: load_subject(str(env.bert_folder), backend="tl"),
         OptionError,
         r"backend='tl'; choose one of auto, nnsight, lens",
+        typed=True,
     ),
     Case(
         "load-scheme-unknown",
@@ -63,6 +65,7 @@ LOAD = [
         lambda env: load_subject(str(env.bert_folder), random_scheme="he"),
         OptionError,
         r"random_scheme='he'",
+        typed=True,
     ),
     Case(
         "load-head-unknown",
@@ -71,6 +74,7 @@ LOAD = [
         lambda env: load_subject(str(env.bert_folder), head="mlm"),
         OptionError,
         r"head='mlm'; choose None, 'lm' or 'sequence-classification'",
+        typed=True,
     ),
     Case(
         "load-object-no-tokenizer",

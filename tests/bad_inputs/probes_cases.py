@@ -268,7 +268,7 @@ PROBES = [
         "fit_logistic_regression(X, y) with y = -1 for some items",
         "ProbeInputError: label -1 is negative; drop unlabelled items",
         lambda env: fit_logistic_regression(
-            torch.randn(1, 6, 2), torch.tensor([[0, 1, 0, 1, -1, 1]])
+            torch.ones(1, 6, 2), torch.tensor([[0, 1, 0, 1, -1, 1]])
         ),
         ProbeInputError,
         r"y: label -1 is negative",
@@ -277,7 +277,7 @@ PROBES = [
         "logistic-y-int",
         "fit_logistic_regression(X, -1)",
         "ProbeInputError: give tensors",
-        lambda env: fit_logistic_regression(torch.randn(1, 6, 2), -1),
+        lambda env: fit_logistic_regression(torch.ones(1, 6, 2), -1),
         ProbeInputError,
         r"y is int; give torch tensors",
         typed=True,

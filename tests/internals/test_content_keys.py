@@ -129,15 +129,16 @@ def test_random_twins_leave_the_global_rng_alone(minilm_tokenizer, tmp_path, sch
     save(shifted_bert(minilm_tokenizer, 0.0), minilm_tokenizer, folder)
     model = shifted_bert(minilm_tokenizer, 0.0)
     twins = []
-    for global_seed in (123, 999):
-        torch.manual_seed(global_seed)
-        state = torch.get_rng_state()
-        from_folder = load_subject(str(folder), init="random", seed=7, random_scheme=scheme)
-        from_object = load_subject(
-            model, tokenizer=minilm_tokenizer, init="random", seed=7, random_scheme=scheme
-        )
-        assert torch.equal(torch.get_rng_state(), state)
-        twins.append((from_folder, from_object))
+    with torch.random.fork_rng():  # the caller's state comes back after (tests/conftest.py)
+        for global_seed in (123, 999):
+            torch.manual_seed(global_seed)
+            state = torch.get_rng_state()
+            from_folder = load_subject(str(folder), init="random", seed=7, random_scheme=scheme)
+            from_object = load_subject(
+                model, tokenizer=minilm_tokenizer, init="random", seed=7, random_scheme=scheme
+            )
+            assert torch.equal(torch.get_rng_state(), state)
+            twins.append((from_folder, from_object))
     for (a_folder, a_object), (b_folder, b_object) in [twins]:
         for a, b in ((a_folder, b_folder), (a_object, b_object)):
             for (name, p), q in zip(a.model.named_parameters(), b.model.parameters()):

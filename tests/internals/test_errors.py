@@ -83,10 +83,3 @@ def test_error_mid_run_keeps_the_store_and_names_the_global_item(minilm, tmp_pat
     fresh = minilm.features(items[:4], sites.last(minilm), progress=False)[:, 0]
     stored = [load_file(p)["features"] for p in sorted(tmp_path.rglob("shard-*.safetensors"))]
     torch.testing.assert_close(torch.cat(stored), fresh, rtol=1e-5, atol=1e-5)
-
-
-def test_bad_options():
-    with pytest.raises(ValueError, match="init='trained'"):
-        load_subject("glove:6B.50d", init="trained")
-    with pytest.raises(ValueError, match="backend='tl'"):
-        load_subject("glove:6B.50d", backend="tl")

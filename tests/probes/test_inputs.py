@@ -121,9 +121,9 @@ def test_bad_splits_and_targets_shapes() -> None:
     with pytest.raises(ProbeInputError, match="more than one"):
         Splits(torch.tensor([True, True]), torch.tensor([True, False]), torch.tensor([False] * 2))
     with pytest.raises(ProbeInputError, match="1-D integer"):
-        fit_probes(torch.randn(4, 1, 2), torch.tensor([0, 1, 0, 1]), torch.zeros(4, 2))
+        fit_probes(torch.ones(4, 1, 2), torch.tensor([0, 1, 0, 1]), torch.zeros(4, 2))
     with pytest.raises(ProbeInputError, match="only 0 and 1"):
-        fit_probes(torch.randn(4, 1, 2), torch.full((4, 3), 2), torch.tensor([0, 0, 1, 2]))
+        fit_probes(torch.ones(4, 1, 2), torch.full((4, 3), 2), torch.tensor([0, 0, 1, 2]))
     with pytest.raises(ProbeInputError, match="fractions"):
         random_splits(10, fractions=(0.5, 0.5, 0.5))
 

@@ -106,3 +106,35 @@ def test_matmul_nt_is_a_times_b_transposed(dtype: torch.dtype) -> None:
         matmul_nt(dz, rows.T), (dz.double() @ rows.double()).to(dtype), **tol
     )
     assert isinstance(onednn_available(), bool)
+
+
+def test_a_cold_fit_builds_the_gram_preconditioner_only_for_probes_still_running_at_refresh(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from probes import fit_logistic_regression
+    from probes.lbfgs import REFRESH_AT
+
+    built: list[int] = []
+    original = LogisticObjective.preconditioner
+
+    def counted(self, theta=None, idx=None):  # type: ignore[no-untyped-def]
+        built.append(-1 if idx is None else len(idx))
+        return original(self, theta, idx)
+
+    monkeypatch.setattr(LogisticObjective, "preconditioner", counted)
+    gen = torch.Generator().manual_seed(3)
+    easy = torch.randn(1, 300, 4, generator=gen, dtype=torch.float64)
+    y_easy = (easy[0, :, 0] + 2 * torch.randn(300, generator=gen, dtype=torch.float64) > 0).long()
+    quick = fit_logistic_regression(easy, y_easy[None])
+    assert int(quick.n_iter_.max()) < REFRESH_AT and built == []  # converged before: never built
+    scales = torch.logspace(-2, 2, 30, dtype=torch.float64)  # ill-conditioned: slow without M
+    hard = torch.randn(1, 600, 30, generator=gen, dtype=torch.float64) * scales
+    y_hard = torch.stack(
+        [
+            (hard[0] @ torch.randn(30, 3, generator=gen, dtype=torch.float64)).argmax(1),
+            torch.randint(0, 3, (600,), generator=gen),
+        ]
+    )
+    slow = fit_logistic_regression(hard, y_hard, max_iter=500)
+    assert int(slow.n_iter_.min()) > REFRESH_AT
+    assert built == [2]  # once, at REFRESH_AT, weighted at the iterates of both running probes

@@ -25,7 +25,7 @@ def test_workers_run_gemms_and_loops_on_their_own_thread_only() -> None:
     # torch.set_num_threads(1) in the caller does not reach new threads (OpenMP and MKL keep the
     # setting per thread): a worker that kept the default would start its own team of OpenMP
     # threads for every GEMM, and the workers together would oversubscribe the cores
-    a = torch.randn(256, 256)
+    a = torch.randn(256, 256, generator=torch.Generator().manual_seed(0))
     before = threads_now()
     with worker_pool(2) as pool:
         pool.map(lambda _: (a @ a).softmax(dim=1).sum(), range(8))
