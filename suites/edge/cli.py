@@ -11,8 +11,8 @@ from internals import Subject, load_subject
 from internals import sites as site_rules
 from suites.datasets import as_source, resolve_file
 from suites.datasets.references import add_data_option
-from suites.edge.experiment import EDGE_TASKS, SUITE, EdgeConfig, run_edge
-from suites.edge.readers import TASK_HELP, read_task
+from suites.edge.experiment import SUITE, EdgeConfig, run_edge
+from suites.edge.readers import TASK_HELP, edge_task, read_task
 from suites.edge.report import render, save_unit
 from suites.outputs import finish_manifest, write_manifest
 from suites.overrides import add_common_flags, apply, apply_probe, common_overrides
@@ -111,7 +111,7 @@ def register(parsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--task",
         default="conllu:upos",
-        choices=EDGE_TASKS,
+        type=edge_task,
         help=f"{TASK_HELP} (default: %(default)s)",
     )
     p.add_argument(

@@ -29,6 +29,7 @@ from suites.edge.intervals import (
     test_sets,
     twins,
 )
+from suites.edge.readers import FIXED_TASKS
 from suites.probing import probe_task, release_memory, task_features
 from suites.schema import subject_rows
 from suites.suite import Limits
@@ -36,7 +37,7 @@ from suites.tasks import Task
 
 ORIGINAL = "original"
 SUITE = "edge"
-EDGE_TASKS = ("conllu:upos", "conllu:xpos", "conllu:deprel", "conllu:arc", "jiant", "semeval")
+EDGE_TASKS = FIXED_TASKS  # and conllu:feats:<Feature> (`suites.edge.readers.edge_task`)
 
 
 def _paper_grid() -> ProbeGrid:
@@ -66,9 +67,7 @@ class EdgeConfig:
     legacy_keys: bool = False
     dev_fraction: float = 0.1  # paper §2.2: 10% of train as dev where none is given
     balance_binary: bool = False  # paper §4.2: optional re-balancing of skewed binary tasks
-    task: Literal[
-        "conllu:upos", "conllu:xpos", "conllu:deprel", "conllu:arc", "jiant", "semeval"
-    ] = "conllu:upos"
+    task: str = "conllu:upos"  # one of EDGE_TASKS, or conllu:feats:<Feature> (e.g. feats:Case)
     train_file: str = "ud-english-ewt:train"
     test_file: str = "ud-english-ewt:dev"  # EWT dev as the test set, as the edge-probing demo
     name: str | None = None  # the task's name in tables (default: dataset and task)

@@ -11,6 +11,12 @@ import polars as pl
 from suites.datasets.references import add_data_option
 from suites.errors import TaskError
 from suites.flash import FLASH_FRACTIONS
+from suites.holmes.against_published import (
+    against_published,
+    published_tasks,
+    summary_lines,
+    write_comparison,
+)
 from suites.holmes.catalog import available_tasks
 from suites.holmes.models import RANDOM_SUFFIX
 from suites.holmes.run import LEADERBOARD, HolmesConfig, collect_leaderboard, run_holmes
@@ -35,7 +41,13 @@ def config_from(args: argparse.Namespace) -> HolmesConfig:
     limits = Limits(
         args.max_train, args.max_dev, args.max_test, args.max_sentences, args.blimp_pairs
     )
-    return dataclasses.replace(config, grid=grid, train=train, limits=limits)
+    return dataclasses.replace(
+        config,
+        grid=grid,
+        train=train,
+        limits=limits,
+        against_published=bool(getattr(args, "against_published", False)),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,16 +65,23 @@ def run(args: argparse.Namespace) -> int:
         _print(summary)
         print(f"\nwrote the published leaderboards' tables and plots to {out}/")
         return 0
-    if not args.models or not args.tasks:
-        raise TaskError("give --models and --tasks (or --published, or --list-tasks)")
+    config = config_from(args)
+    tasks = args.tasks
+    if config.against_published and not tasks:
+        tasks = published_tasks(args.data)  # every dataset the leaderboard has and we build
+    if not args.models or not tasks:
+        raise TaskError(
+            "give --models and --tasks (or --models and --against-published, or --published, or"
+            " --list-tasks)"
+        )
     models = list(args.models)
     if args.twins:
         models += [m + RANDOM_SUFFIX for m in args.models if not m.endswith(RANDOM_SUFFIX)]
-    run_holmes(
+    board = run_holmes(
         models,
-        args.tasks,
+        tasks,
         out,
-        config=config_from(args),
+        config=config,
         data=args.data,
         store=args.store,
         device=args.device,
@@ -70,6 +89,11 @@ def run(args: argparse.Namespace) -> int:
     )
     report(out)
     print(f"\nwrote {LEADERBOARD}, tables and plots to {out}/")
+    if config.against_published:
+        comparison = against_published(board, config, args.data, leaderboard_file=args.leaderboard)
+        page = write_comparison(comparison, out)
+        print("\n" + "\n".join(summary_lines(comparison)))
+        print(f"\nwrote the combined leaderboard to {page}")
     return 0
 
 
@@ -145,8 +169,8 @@ def register(parsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--tasks",
         nargs="+",
-        help="task names (see --list-tasks), groups blimp, ewt,"
-        " curriculum, or Holmes release folders",
+        help="task names (see --list-tasks; ud-<treebank>:feats:<Feature> too), groups blimp,"
+        " zorro, ewt, curriculum, ud-<treebank>, or Holmes release folders",
     )
     p.add_argument("--layers", default="last", help="last (Holmes) | all | 0,3,-1")
     p.add_argument("--out", help="output folder (resumable)")
@@ -168,10 +192,17 @@ def register(parsers: argparse._SubParsersAction) -> None:
         " (holmes-leaderboards in the dataset registry, fetched once)",
     )
     p.add_argument(
+        "--against-published",
+        action="store_true",
+        help="rank --models among the published leaderboard's models by mean winning rate over"
+        " the datasets both have (default --tasks: every such dataset lingprobe builds)",
+    )
+    p.add_argument(
         "--leaderboard",
         default=None,
         metavar="CSV",
-        help="with --published: a Holmes leaderboard file in the published format instead",
+        help="with --published or --against-published: a Holmes leaderboard file in the"
+        " published format instead",
     )
     p.add_argument(
         "--flash-leaderboard",

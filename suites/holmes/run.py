@@ -73,6 +73,8 @@ class HolmesConfig:
     split_seed: int = 0
     model_seed: int = 0  # seed of random-init twins
     groups: tuple[TaskGroup, ...] = ()
+    # rank the run's models among the published leaderboard's (`suites.holmes.against_published`)
+    against_published: bool = False
 
     def __post_init__(self) -> None:
         fractions = tuple(sorted({1.0, *self.grid.train_fractions}, reverse=True))
@@ -93,6 +95,7 @@ class HolmesConfig:
         """JSON form, stored in the manifest and compared on resume (tasks left out)."""
         plain = asdict(replace(self, groups=()))
         plain.pop("groups")
+        plain.pop("against_published")  # a report of the numbers, not a setting that makes them
         return json.loads(json.dumps(plain, default=str))
 
 
