@@ -29,7 +29,7 @@ from suites.edge.intervals import (
     test_sets,
     twins,
 )
-from suites.edge.readers import FIXED_TASKS
+from suites.edge.readers import FIXED_TASKS, edge_task
 from suites.probing import probe_task, release_memory, task_features
 from suites.schema import subject_rows
 from suites.suite import Limits
@@ -75,6 +75,9 @@ class EdgeConfig:
     limits: Limits = field(default_factory=Limits)  # `sentences` caps each file
     ci: float | None = 0.95  # bootstrap intervals and paired tests of the tables (None: none)
     n_resamples: int = 1000  # bootstrap resamples and permutations (seeded by heuristic_seed)
+
+    def __post_init__(self) -> None:
+        edge_task(self.task)  # one of EDGE_TASKS or conllu:feats:<Feature>, else a clear error
 
 
 @dataclass

@@ -17,6 +17,7 @@ from suites.holmes.against_published import (
     ALWAYS,
     THIS_RUN,
     compare_to_published,
+    dataset_differences,
     protocol_differences,
     published_tasks,
     render,
@@ -97,6 +98,12 @@ def test_protocol_differences_name_each_departure_from_the_paper():
     assert "train <= 40" in found and "minimal pairs per paradigm <= 20" in found
 
 
+def test_uds_datasets_bring_their_own_difference():
+    assert dataset_differences(("upos", "blimp-causative")) == ()
+    (line,) = dataset_differences(("upos", "protoroles-volition", "arg-is-kind"))
+    assert line.startswith("2 UDS dataset(s)")
+
+
 def test_published_tasks_are_the_built_datasets_the_leaderboard_has():
     samples = DataSource(samples=True)
     names = published_tasks(samples)
@@ -132,9 +139,10 @@ def test_cli_ranks_minilm_against_a_published_leaderboard(tmp_path, capsys):
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "against the published Holmes leaderboard (3 shared datasets, 4 models)" in printed
-    assert f"minilm{THIS_RUN}: rank" in printed and "protocol differences:" in printed
+    minilm = f"sentence-transformers/all-MiniLM-L6-v2{THIS_RUN}"
+    assert f"{minilm}: rank" in printed and "protocol differences:" in printed
     assert "1 probe seed(s)" in printed and "items capped" in printed
     ranking = pl.read_parquet(out / "against_published.parquet")
-    assert set(ranking["model"]) == {"org/a", "org/b", "org/c", f"minilm{THIS_RUN}"}
+    assert set(ranking["model"]) == {"org/a", "org/b", "org/c", minilm}
     assert ranking.filter("this_run")["n_datasets"].to_list() == [3]
-    assert "**minilm (this run)**" in (out / "against_published.md").read_text("utf-8")
+    assert f"**{minilm}**" in (out / "against_published.md").read_text("utf-8")
