@@ -27,7 +27,7 @@ def edge_task(spec: str) -> str:
     if reader == "conllu" and variant.startswith(FEATS_PREFIX):
         feature_of(variant)
         return spec
-    raise TaskError(f"--task {spec!r} is unknown; choose {TASK_HELP}")
+    raise TaskError(f"task={spec!r}: choose one of {TASK_HELP}")
 
 
 def read_task(
@@ -53,7 +53,7 @@ def read_task(
     elif reader == "semeval":
         task = read_semeval(path, split=split)
     else:
-        raise TaskError(f"--task {spec!r} is unknown; choose {TASK_HELP}")
+        raise TaskError(f"task={spec!r}: choose one of {TASK_HELP}")
     return task.with_frame(task.frame, name=task_name(spec, file, task.name))
 
 
