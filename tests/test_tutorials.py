@@ -24,6 +24,7 @@ OUTPUTS = {
     "curriculum": ("boolean/pvi.parquet", {"phenomenon", "split", "pvi", "difficulty"}),
     "cc": ("syntax_layers.parquet", {"feature", "layer", "accuracy"}),
     "structural": ("structural.parquet", SCHEMA),
+    "multilingual": ("structural.parquet", SCHEMA),
     "own_model": ("probes.parquet", {"site", "seed", "variant", "split", "metric", "value"}),
 }
 

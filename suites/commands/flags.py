@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from internals.load import Init
 from suites.datasets import DataSource
 from suites.datasets.references import DATA_HELP
 from suites.errors import TaskError
@@ -36,13 +37,13 @@ def add_models(parser: Any, *, models: str = "minilm", init: str = "pretrained")
     parser.add_argument("--init", default=init, help=INIT_HELP)
 
 
-def inits(args: argparse.Namespace) -> list[str]:
+def inits(args: argparse.Namespace) -> list[Init]:
     """The `--init` values, checked."""
     chosen = list(dict.fromkeys(csv(args.init)))
     bad = [i for i in chosen if i not in INITS]
     if bad or not chosen:
         raise TaskError(f"--init {args.init!r}: give {' or '.join(INITS)}, or both comma-separated")
-    return chosen
+    return [cast(Init, init) for init in chosen]
 
 
 def add_data(parser: Any, *, default: str | None = None) -> None:

@@ -29,6 +29,7 @@ from suites.edge.intervals import (
     test_sets,
     twins,
 )
+from suites.edge.readers import FIXED_TASKS, edge_task
 from suites.probing import probe_task, release_memory, task_features
 from suites.schema import site_columns, subject_rows
 from suites.suite import Limits
@@ -36,7 +37,7 @@ from suites.tasks import Task
 
 ORIGINAL = "original"
 SUITE = "edge"
-EDGE_TASKS = ("conllu:upos", "conllu:xpos", "conllu:deprel", "conllu:arc", "jiant", "semeval")
+EDGE_TASKS = FIXED_TASKS  # and conllu:feats:<Feature> (`suites.edge.readers.edge_task`)
 
 
 def _paper_grid() -> ProbeGrid:
@@ -68,9 +69,7 @@ class EdgeConfig:
     legacy_keys: bool = False
     dev_fraction: float = 0.1  # paper §2.2: 10% of train as dev where none is given
     balance_binary: bool = False  # paper §4.2: optional re-balancing of skewed binary tasks
-    task: Literal[
-        "conllu:upos", "conllu:xpos", "conllu:deprel", "conllu:arc", "jiant", "semeval"
-    ] = "conllu:upos"
+    task: str = "conllu:upos"  # one of EDGE_TASKS, or conllu:feats:<Feature> (e.g. feats:Case)
     train_file: str = "ud-english-ewt:train"
     test_file: str = "ud-english-ewt:dev"  # EWT dev as the test set, as the edge-probing demo
     name: str | None = None  # the task's name in tables (default: dataset and task)
@@ -78,6 +77,9 @@ class EdgeConfig:
     limits: Limits = field(default_factory=Limits)  # `sentences` caps each file
     ci: float | None = 0.95  # bootstrap intervals and paired tests of the tables (None: none)
     n_resamples: int = 1000  # bootstrap resamples and permutations (seeded by heuristic_seed)
+
+    def __post_init__(self) -> None:
+        edge_task(self.task)  # one of EDGE_TASKS or conllu:feats:<Feature>, else a clear error
 
 
 @dataclass

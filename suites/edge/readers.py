@@ -8,10 +8,26 @@ from suites.datasets import DataSource, registry_reference, resolve_file
 from suites.edge.jiant import read_jiant
 from suites.errors import TaskError
 from suites.readers.conllu import read_conllu
+from suites.readers.feats import FEATS_PREFIX, feature_of, read_feature
 from suites.readers.semeval import read_semeval
 from suites.tasks import Task
 
-TASK_HELP = "conllu:upos | conllu:xpos | conllu:deprel | conllu:arc | jiant | semeval"
+FIXED_TASKS = ("conllu:upos", "conllu:xpos", "conllu:deprel", "conllu:arc", "jiant", "semeval")
+TASK_HELP = (
+    "conllu:upos | conllu:xpos | conllu:deprel | conllu:arc | conllu:feats:<Feature> | jiant"
+    " | semeval"
+)
+
+
+def edge_task(spec: str) -> str:
+    """`spec` when it names an edge task (`conllu:upos` ... or `conllu:feats:<Feature>`)."""
+    if spec in FIXED_TASKS:
+        return spec
+    reader, _, variant = spec.partition(":")
+    if reader == "conllu" and variant.startswith(FEATS_PREFIX):
+        feature_of(variant)
+        return spec
+    raise TaskError(f"task={spec!r}: choose one of {TASK_HELP}")
 
 
 def read_task(
@@ -28,14 +44,16 @@ def read_task(
     """
     reader, _, variant = spec.partition(":")
     path = resolve_file(file, data, what=f"--{split}")
-    if reader == "conllu":
+    if reader == "conllu" and variant.startswith(FEATS_PREFIX):
+        task = read_feature(path, feature_of(variant), split=split, limit_sentences=limit)
+    elif reader == "conllu":
         task = read_conllu(path, variant or "upos", split=split, limit_sentences=limit)  # type: ignore[arg-type]
     elif reader == "jiant":
         task = read_jiant(path, split=split)
     elif reader == "semeval":
         task = read_semeval(path, split=split)
     else:
-        raise TaskError(f"--task {spec!r} is unknown; choose {TASK_HELP}")
+        raise TaskError(f"task={spec!r}: choose one of {TASK_HELP}")
     return task.with_frame(task.frame, name=task_name(spec, file, task.name))
 
 

@@ -6,14 +6,20 @@ Names (see `available_tasks`):
                                (`suites.edge.read_conllu`); train file = train, dev file = test,
                                dev carved from train sentences
   relation-classification      SemEval-2010 Task 8 (`suites.edge.read_semeval`); dev carved
+  zorro-<paradigm>             Zorro paradigm, good vs bad sentence (`suites.holmes.zorro`)
+  protoroles-<property>, arg-is-<kind>, pred-is-<kind>
+                               UDS proto-roles and genericity (`suites.holmes.uds`)
+  ud-<treebank>:<task>         any registered UD treebank: upos, xpos, deprel or feats:<Feature>
+                               (`suites.holmes.ud`)
   curriculum-<phenomenon>      curriculum NLI pairs (`suites.curriculum.read`); dev carved
   <folder>                     a Holmes release-format folder (`suites.holmes.release`)
-Group names expand: `blimp` (every paradigm), `ewt` (upos, xpos, dep), `curriculum` (every
-phenomenon). Data comes through `suites.datasets` (`data=`: "full" (default: the data folder, then
-download), "samples" (the embedded samples, no network) or a folder holding the registry's
-paths). Names that are also Holmes datasets (blimp-*, upos, xpos, dep, relation-classification)
-carry the phenomenon and type the Holmes inventory gives them, so their scores line up with the
-published leaderboard's datasets of the same name.
+Group names expand: `blimp` (every paradigm), `zorro` (every paradigm), `ewt` (upos, xpos, dep),
+`curriculum` (every phenomenon), `ud-<treebank>` (its upos, xpos and deprel). Data comes through
+`suites.datasets` (`data=`: "full" (default: the data folder, then download), "samples" (the
+embedded samples, no network) or a folder holding the registry's paths). Names that are also
+Holmes datasets (blimp-*, zorro-*, UDS, upos, xpos, dep, relation-classification) carry the
+phenomenon and type the Holmes inventory gives them, so their scores line up with the published
+leaderboard's datasets of the same name.
 """
 
 from __future__ import annotations
@@ -23,9 +29,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from suites.datasets import DataSource, as_source
+from suites.holmes import ud, uds, zorro
 from suites.holmes.blimp import read_blimp
+from suites.holmes.inventory import holmes_datasets
 from suites.holmes.release import SAMPLES, read_holmes
 from suites.holmes.sampling import ensure_dev, limit_items
+from suites.holmes.ud import smaller_cap
+from suites.holmes.zorro import read_zorro
 from suites.readers.conllu import ConlluTask, read_conllu
 from suites.readers.curriculum_nli import read_files
 from suites.readers.semeval import read_semeval
@@ -56,6 +66,10 @@ def available_tasks(data: DataSource | str | Path | None = None) -> list[str]:
     names = [f"blimp-{f.key}" for f in source.dataset(BLIMP).files]
     names += [*list(EWT_TASKS), "relation-classification"]
     names += [f"curriculum-{f.key.split('/')[0]}" for f in _curriculum_files(source)]
+    paradigms = [f.key for f in source.dataset(zorro.DATASET).files if f.key != "licence"]
+    names += [f"{zorro.PREFIX}{key}" for key in paradigms]
+    names += uds.task_names()
+    names += ud.task_names(source)
     return list(dict.fromkeys(names))
 
 
@@ -64,13 +78,21 @@ def _curriculum_files(source: DataSource) -> list:
     return [f for f in dataset.files if f.key.endswith("/train") or f.members]
 
 
+PUBLISHED_GROUP = "published"
+
+
 def expand_names(names: Sequence[str], data: DataSource | str | Path | None = None) -> list[str]:
-    """Task names with the groups `blimp`, `ewt`, `curriculum` expanded (order kept, no repeats)."""
+    """Task names with the groups `blimp`, `ewt`, `curriculum`, `zorro`, `published` and
+    `ud-<treebank>` expanded (order kept, no repeats)."""
     everything = available_tasks(data)
     groups = {
         "blimp": [n for n in everything if n.startswith("blimp-")],
         "ewt": list(EWT_TASKS),
         "curriculum": [n for n in everything if n.startswith("curriculum-")],
+        "zorro": [n for n in everything if n.startswith(zorro.PREFIX)],
+        # what `--against-published` runs: the leaderboard's datasets that this data builds
+        PUBLISHED_GROUP: [n for n in everything if n in set(holmes_datasets()["dataset"])],
+        **{bank: [f"{bank}:{t}" for t in ud.TASKS] for bank in ud.treebanks(as_source(data))},
     }
     expanded: list[str] = []
     for name in names:
@@ -94,11 +116,18 @@ def build_task(
     known = available_tasks(source)
     if (folder / SAMPLES).exists():
         task = read_holmes(folder, split_seed=seed, data=source)
+    elif ud.parse(name) is not None:
+        task = ud.build(name, source, limits, seed)
     elif name not in known:
         raise TaskError(unknown_task_message(name, known))
     elif name.startswith("blimp-"):
         path = source.path(BLIMP, name.removeprefix("blimp-"))
         task = read_blimp(path, pairs=limits.blimp_pairs, seed=seed)
+    elif name in uds.task_names():
+        task = uds.read_uds(name, source)
+    elif name.startswith(zorro.PREFIX):
+        path = source.path(zorro.DATASET, name.removeprefix(zorro.PREFIX))
+        task = read_zorro(path, pairs=limits.blimp_pairs, seed=seed)
     elif name in EWT_TASKS:
         task = _ewt(name, source, limits, seed)
     elif name == "relation-classification":
@@ -115,8 +144,9 @@ def unknown_task_message(name: str, known: Sequence[str]) -> str:
     hint = f"did you mean {', '.join(close)}? " if close else ""
     return (
         f"unknown Holmes task {name!r}; {hint}`lingprobe holmes-tasks` lists the"
-        f" {len(known)} tasks of this data (groups: blimp, ewt, curriculum; or a folder holding"
-        f" {SAMPLES})"
+        f" {len(known)} tasks of this data (groups: blimp, zorro, ewt, curriculum,"
+        " ud-<treebank>; ud-<treebank>:feats:<Feature> for one morphological feature; or a"
+        f" folder holding {SAMPLES})"
     )
 
 
@@ -149,8 +179,8 @@ def _ewt(name: str, source: DataSource, limits: Limits, seed: int) -> Task:
     # `sentences` caps the sentences read from each file; item caps read only as many sentences
     # as items wanted (each sentence has at least one word).
     item_cap = None if limits.train is None else limits.train + (limits.dev or 0)
-    train_cap = _smaller(limits.sentences, item_cap)
-    test_cap = _smaller(limits.sentences, limits.test)
+    train_cap = smaller_cap(limits.sentences, item_cap)
+    test_cap = smaller_cap(limits.sentences, limits.test)
     train = read_conllu(
         train_file, EWT_TASKS[name], split="train", seed=seed, limit_sentences=train_cap
     )
@@ -158,10 +188,6 @@ def _ewt(name: str, source: DataSource, limits: Limits, seed: int) -> Task:
         test_file, EWT_TASKS[name], split="test", seed=seed, limit_sentences=test_cap
     )
     return _tagged(Task.combine(train, test), name)
-
-
-def _smaller(a: int | None, b: int | None) -> int | None:
-    return b if a is None else a if b is None else min(a, b)
 
 
 def _semeval(source: DataSource) -> Task:

@@ -1,6 +1,8 @@
 """The Holmes dataset inventory: for each of the 208 probing datasets its phenomenon and type.
 
-Derived from the published leaderboard (`holmes-leaderboards` in the dataset registry, fetched on
+`holmes_datasets()` reads the list shipped next to this module (`holmes_datasets.tsv`: the
+leaderboard's four metadata columns, names and tags only, no scores); `inventory_frame` derives
+the same from the published leaderboard (`holmes-leaderboards` in the dataset registry, fetched on
 first use: it states no licence, so lingprobe does not ship it), whose metadata columns name each
 dataset's linguistic subfield (= phenomenon type), phenomenon and probe type.
 """
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import polars as pl
@@ -29,6 +32,24 @@ class InventoryEntry:
     phenomenon: str
     phenomenon_type: str
     probe_type: str  # e.g. "token(s) pair classification"
+
+
+def holmes_datasets() -> pl.DataFrame:
+    """The 208 leaderboard datasets: dataset, phenomenon_type, phenomenon, probe_type (shipped)."""
+    text = resources.files("suites.holmes").joinpath("holmes_datasets.tsv").read_text("utf-8")
+    rows = [line.split("\t") for line in text.splitlines()[1:] if line.strip()]
+    return pl.DataFrame(
+        rows, schema=["dataset", "phenomenon_type", "phenomenon", "probe_type"], orient="row"
+    )
+
+
+def shipped_tags(dataset: str) -> tuple[str, str, str]:
+    """(phenomenon type, phenomenon, probe type) of a leaderboard dataset, from the shipped list."""
+    rows = holmes_datasets().filter(pl.col("dataset") == dataset)
+    if rows.height == 0:
+        raise KeyError(f"{dataset!r} is not a Holmes leaderboard dataset")
+    _, kind, phenomenon, probe_type = rows.row(0)
+    return kind, phenomenon, probe_type
 
 
 def inventory_frame(data: DataSource | str | Path | None = None) -> pl.DataFrame:

@@ -70,6 +70,10 @@ class HolmesConfig:
     model_seed: int = 0  # seed of random-init twins
     groups: tuple[TaskGroup, ...] = ()
     flash: bool = False  # FlashHolmes §6: also train on 1/2 ... 1/512 of train
+    # rank the run's models among the published leaderboard's (`suites.holmes.against_published`)
+    against_published: bool = False
+    # the published leaderboard file to rank against (None: the registry's holmes-leaderboards)
+    leaderboard: str | None = None
 
     def __post_init__(self) -> None:
         extra = FLASH_FRACTIONS if self.flash else ()

@@ -10,7 +10,22 @@ import polars as pl
 from internals import Subject
 from suites.datasets import DataSource
 from suites.errors import TaskError
-from suites.holmes.catalog import available_tasks, build_tasks, expand_names, unknown_task_message
+from suites.holmes.against_published import (
+    compare_to_published,
+    protocol_differences,
+    record_comparison,
+    recorded_comparisons,
+    summary_lines,
+    write_comparison,
+)
+from suites.holmes.catalog import (
+    PUBLISHED_GROUP,
+    available_tasks,
+    build_tasks,
+    expand_names,
+    unknown_task_message,
+)
+from suites.holmes.published import DATASET, published_scores
 from suites.holmes.release import SAMPLES
 from suites.holmes.run import (
     LEADERBOARD,
@@ -45,9 +60,12 @@ class HolmesSuite(Suite):
         """A sweep entry's `tasks` (names, groups like "ewt", `{group, tasks}` tables) as groups."""
         values = dict(table)
         tasks = values.pop("tasks", None)
+        if tasks is None and values.get("against_published"):
+            tasks = [PUBLISHED_GROUP]  # every dataset the leaderboard has and this data builds
         if tasks is None:
             raise TaskError(
-                "holmes needs tasks (--tasks blimp-adjunct_island,ewt or tasks = [...])"
+                "holmes needs tasks (--tasks blimp-adjunct_island,ewt or tasks = [...], or"
+                " --against-published for the published leaderboard's datasets)"
             )
         if isinstance(tasks, str):
             tasks = [t.strip() for t in tasks.split(",") if t.strip()]
@@ -106,6 +124,9 @@ class HolmesSuite(Suite):
             ]
         )
         write_unit(context.out, rows, config, tasks, [subject.name])
+        if config.against_published:
+            leaderboard_file = config.leaderboard or context.data.path(DATASET, "holmes")
+            record_comparison(context.out, protocol_differences(config), leaderboard_file)
         return rows
 
     def report(self, out: Path) -> None:
@@ -118,6 +139,14 @@ class HolmesSuite(Suite):
         write_table(board, out / LEADERBOARD)
         if board["model"].n_unique() >= 2:
             write_summary(board, out)
+        asked = recorded_comparisons(units)
+        if asked is not None:
+            protocol, leaderboard_file = asked
+            published = published_scores(path=leaderboard_file)
+            comparison = compare_to_published(board, published, protocol)
+            page = write_comparison(comparison, out)
+            print("\n" + "\n".join(summary_lines(comparison)))
+            print(f"\nwrote the combined leaderboard to {page}")
 
 
 def _task_name(name: str, base: Path) -> str:

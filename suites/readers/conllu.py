@@ -44,6 +44,7 @@ class Word:
     deprel: str
     start: int
     end: int
+    feats: str = "_"  # the FEATS column, e.g. `Case=Nom|Number=Sing`
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ def _sentence(rows: list[tuple[int, list[str]]], text: str | None, path: Path) -
     out = []
     for i, cols in sorted(words.items()):
         head = _head(cols[6], len(words), path, int(cols[10]))
-        out.append(Word(i, cols[1], cols[3], cols[4], head, cols[7], *spans[i]))
+        out.append(Word(i, cols[1], cols[3], cols[4], head, cols[7], *spans[i], feats=cols[5]))
     return Sentence(text, out, first_line)
 
 

@@ -47,7 +47,15 @@ def test_unlicensed_data_is_never_shipped():
     assert not any(f.embedded for f in leaves(leaderboards))
 
 
-SAMPLED = ["ud-english-ewt", "blimp", "curriculum-nli", "semeval-2010-task8"]
+SAMPLED = [
+    "ud-english-ewt",
+    "blimp",
+    "curriculum-nli",
+    "semeval-2010-task8",
+    "ud-french-gsd",
+    "zorro",
+    "uds",
+]
 
 
 @pytest.mark.parametrize("name", SAMPLED)
@@ -59,7 +67,7 @@ def test_every_shipped_file_decompresses_to_its_registry_hash(name):
 
 
 def test_verbatim_samples_share_the_full_datasets_hashes():
-    for name in ("blimp", "curriculum-nli"):
+    for name in ("blimp", "curriculum-nli", "zorro"):
         full = {f.key: f.sha256 for f in leaves(get_dataset(name))}
         for file in leaves(sample_for(name)):
             assert full[file.key] == file.sha256, file.key
