@@ -24,8 +24,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
+
 from benchmarks.ewt_sample import ewt_path
 from benchmarks.extract_common import ROOT, load
+from benchmarks.figures import Figures
 from benchmarks.memory_probe import peak_mib, reset_peak
 
 SIZES = (10_000, 100_000)
@@ -70,10 +73,11 @@ def fresh_process(mode: str, n: int) -> dict[str, float]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_lazy_extraction_memory(benchmark) -> None:
+@pytest.mark.full
+@pytest.mark.needs_data
+def test_lazy_extraction_memory(figures: Figures) -> None:
     ewt_path("train")  # skip early, with a message, when the full treebank is not there
     rows = {(mode, n): fresh_process(mode, n) for n in SIZES for mode in MODES}
-    benchmark.pedantic(lambda: None, rounds=1, iterations=1)
     print(f"\n[lazy extraction] MiniLM, every layer (7 sites), EWT train words ({load()})")
     print(f"{'mode':>8} {'items':>8} {'peak MiB':>9} {'increase MiB':>13} {'seconds':>8}")
     for (mode, n), row in rows.items():
@@ -92,6 +96,19 @@ def test_lazy_extraction_memory(benchmark) -> None:
         f"in-memory peak / lazy peak at 100k: {memory['peak_mib'] / big['peak_mib']:.2f}x;"
         f" in-memory 100k / 10k: {memory['peak_mib'] / memory_small['peak_mib']:.2f}x;"
         f" lazy time / in-memory time at 100k: {big['seconds'] / memory['seconds']:.2f}x"
+    )
+    figures.record(
+        ratio=growth,
+        against="lazy extraction's own peak RSS at 10k words (peak at 100k / peak at 10k)",
+        at_most=GOAL,
+        times={f"{mode}_{n}": row["seconds"] for (mode, n), row in rows.items()},
+        peak_rss_mib=big["peak_mib"],
+        peak_rss_lazy_mib={n: rows[("lazy", n)]["peak_mib"] for n in SIZES},
+        peak_rss_memory_mib={n: rows[("memory", n)]["peak_mib"] for n in SIZES},
+        increase_lazy_mib={n: rows[("lazy", n)]["increase_mib"] for n in SIZES},
+        increase_memory_mib={n: rows[("memory", n)]["increase_mib"] for n in SIZES},
+        memory_over_lazy_peak_100k=memory["peak_mib"] / big["peak_mib"],
+        memory_growth=memory["peak_mib"] / memory_small["peak_mib"],
     )
     assert growth <= GOAL, f"lazy extraction's peak grew {growth:.2f}x from 10k to 100k items"
 
