@@ -82,7 +82,7 @@ def test_the_wheel_installed_in_a_fresh_venv_lists_data_and_runs_a_tiny_demo(
     listed = run([home / "bin" / "lingprobe", "data", "list"], work, env)
     assert "ud-english-ewt" in listed
     demo = [home / "bin" / "lingprobe", "demo", "--out", work / "demo", "--quiet"]
-    demo += ["--train-sentences", "40", "--test-sentences", "15", "--seeds", "1"]
+    demo += ["--limit-sentences", "40", "--seeds", "1"]
     demo += ["--epochs", "2", "--layers", "0,6"]
     printed = run(demo, work, env)
     assert "Pretrained vs random per layer" in printed

@@ -53,7 +53,7 @@ def unit_rows(run: ProbeRun, fractions: tuple[float, ...], unit: str = "") -> pl
         "phenomenon_type": run.task.phenomenon_type,
         "unit": unit,
     }
-    probes = rows.select("site", "layer", "seed", "variant", "mask").unique()
+    probes = rows.select("site", "layer", "seed", "variant", "mask").unique(maintain_order=True)
     sizes = {s: run.task.split(s).height for s in ("train", "dev", "test")}
     counts = pl.concat(
         probes.with_columns(

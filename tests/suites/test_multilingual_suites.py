@@ -25,11 +25,12 @@ from suites.cli import main
 )
 def test_edge_runs_on_a_non_english_treebank(task, train, test, name, tmp_path):
     out = tmp_path / "out"
-    args = ["run", "edge", "--model", "minilm", "--task", task, "--train", train, "--test", test]
+    args = ["run", "edge", "--models", "minilm", "--task", task]
+    args += ["--train-file", train, "--test-file", test]
     args += ["--data", "samples", "--limit-sentences", "60", "--layers", "0,6"]
     args += ["--seeds", "1", "--epochs", "2", "--out", str(out), "--quiet"]
     assert main(args) == 0
-    scores = pl.read_parquet(out / "all_scores.parquet")
+    scores = pl.read_parquet(out / "results.parquet")
     assert set(scores["task"]) == {name}
     assert scores["value"].is_finite().all()
 
@@ -39,12 +40,13 @@ def test_edge_runs_on_a_non_english_treebank(task, train, test, name, tmp_path):
 def test_structural_runs_on_a_non_english_treebank(bank, tmp_path):
     train = f"{bank}:dev" if bank == "ud-french-gsd" else f"{bank}:train"
     out = tmp_path / "out"
-    args = ["run", "structural", "--models", "minilm", "--train", train, "--test", f"{bank}:test"]
+    args = ["run", "structural", "--models", "minilm"]
+    args += ["--train-file", train, "--test-file", f"{bank}:test"]
     args += ["--data", "samples", "--train-sentences", "30", "--dev-sentences", "10"]
     args += ["--test-sentences", "20", "--layers", "0,6", "--epochs", "1"]
     args += ["--out", str(out), "--quiet"]
     assert main(args) == 0
-    frame = pl.read_parquet(out / "structural.parquet")
+    frame = pl.read_parquet(out / "results.parquet")
     assert set(frame["task"]) == {f"{bank}:distance", f"{bank}:depth"}
     uuas = frame.filter(metric="uuas", split="test")
     assert uuas["value"].is_between(0, 1).all() and uuas.height > 0

@@ -90,18 +90,10 @@ def test_cli_trust_local_wherever_data_is_accepted(tmp_path, capsys):
     assert path.read_text() == "my own copy\n"
     from suites.cli import build_parser
 
-    for command in (["run", "edge"], ["run", "structural"], ["run", "holmes"], ["demo"]):
-        parser = build_parser()
-        args = parser.parse_args([*command, "--trust-local", *_required(command)])
+    suites = ("edge", "structural", "holmes", "curriculum", "cc")
+    for command in [*(["run", suite] for suite in suites), ["demo"]]:
+        args = build_parser().parse_args([*command, "--trust-local", "--out", "o"])
         assert args.trust_local is True
-
-
-def _required(command: list[str]) -> list[str]:
-    if command == ["run", "edge"]:
-        return ["--train", "a", "--test", "b", "--out", "o"]
-    if command == ["run", "structural"]:
-        return ["--out", "o"]
-    return []
 
 
 def test_a_sweep_config_takes_trust_local(tmp_path):

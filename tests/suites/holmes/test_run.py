@@ -72,9 +72,14 @@ def test_scores_follow_from_the_per_seed_table(holmes_out):
     row = board.filter(
         (pl.col("model") == MINILM) & (pl.col("dataset") == "upos") & (pl.col("fraction") == 1.0)
     ).row(0, named=True)
-    seeds = pl.read_parquet(next((out / "units").glob("sentence*MiniLM-L6-v2__upos*.rows.parquet")))
+    seeds = pl.read_parquet(out / "results.parquet")
     test = seeds.filter(
-        (pl.col("split") == "test") & (pl.col("metric") == "macro_f1") & (pl.col("mask") == 1.0)
+        (pl.col("model") == MINILM)
+        & (pl.col("init") == "pretrained")
+        & (pl.col("task") == "upos")
+        & (pl.col("split") == "test")
+        & (pl.col("metric") == "macro_f1")
+        & (pl.col("mask") == 1.0)
     )
     task = test.filter(pl.col("variant") == "task")["value"]
     control = test.filter(pl.col("variant") == "control")["value"]
