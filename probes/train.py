@@ -1,19 +1,18 @@
 """The minibatch AdamW grid trainer: every probe of a grid trained in one loop (Holmes protocol).
 
-The work is cut into blocks of one mask and a range of (site, seed) units (`blocks.py`): a
-block gathers the batch rows of the seeds and sites it covers (shared order: the one stream's
-rows at a range of sites; per-seed order: a range of seeds' rows over every site, each item's
-features one contiguous run); each seed's dropout mask (drawn ahead for a chunk of steps)
-multiplies them for all its sites and variants as they land in the block's input buffer; one
-batched matmul computes the logits of the block's probes (variants fused along the output axis,
-see `linear.py`); the gradient is written by hand (no autograd) and one fused AdamW step updates
-them. Blocks are independent, so the worker threads (`workers.py`) take them `STEP_CHUNK` steps
-at a time, each with one intra-op thread, with no barrier inside an epoch (`chunk_schedule.py`:
-a worker takes whatever chunk or dropout draw is ready, so one slowed by another process holds
-up only its own block); masks run their own number of steps per epoch. Results do not depend on
-the number of threads or the order the work ran in. For linear probes a chunk of steps is one
-TorchScript call (`fused_steps.py`: the same operations, bit-identical), which takes the
-interpreter lock once instead of at every operation, so the workers do not wait on each other.
+The work is cut into blocks of one mask and a range of (site, seed) units (`blocks.py`): a block
+gathers the batch rows of the seeds and sites it covers (shared order: one stream's rows at a range
+of sites; per-seed order: a range of seeds' rows over every site, one contiguous run per item); each
+seed's dropout mask (drawn ahead for a chunk of steps) multiplies them for all its sites and
+variants as they land in the block's input buffer; one batched matmul computes the logits of the
+block's probes (variants fused along the output axis, see `linear.py`); the gradient is written by
+hand (no autograd) and one fused AdamW step updates them. Blocks are independent, so the worker
+threads (`workers.py`) take them `STEP_CHUNK` steps at a time, each with one intra-op thread, with
+no barrier inside an epoch (`chunk_schedule.py`: a worker takes whatever chunk or dropout draw is
+ready, so one slowed by another process holds up only its own block); masks run their own number of
+steps per epoch. Results do not depend on the number of threads or the order the work ran in. For
+linear probes a chunk of steps is one TorchScript call (`fused_steps.py`: the same operations,
+bit-identical) holding the interpreter lock once, not per operation: workers never wait on it.
 
 Every random draw is keyed by the probe's identity (`streams.py`), so each probe's outcome equals
 training it alone (a one-probe grid) with the same seed, up to float reassociation.
