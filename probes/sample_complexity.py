@@ -30,11 +30,13 @@ from itertools import pairwise
 
 import polars as pl
 import torch
-from jaxtyping import Bool, Float
+from jaxtyping import Float, Int
 from torch import Tensor
 
 from probes.errors import ProbeConfigError
+from probes.grid import ProbeLayout
 from probes.mdl import MDLBlocks, block_bounds
+from probes.splits import TEST, TRAIN
 
 SIZES, LOSSES = "train_sizes", "test_bits"
 
@@ -76,30 +78,39 @@ def check_curve(sizes: Sequence[int], points: int) -> None:
 
 def grid_test_losses(
     item_bits: Float[Tensor, "probe item"],
-    grid_shape: tuple[int, int, int, int],
-    masks: Sequence[float],
+    layout: ProbeLayout,
     blocks: MDLBlocks,
-    n_train: int,
-    test: Bool[Tensor, " item"],
+    codes: Int[Tensor, " item"],
     num_classes: int,
-    diverged: Bool[Tensor, " probe"],
+    diverged: Int[Tensor, " probe"],
 ) -> tuple[list[int], Float[Tensor, "seed site variant point"]]:
     """The loss-data curve of every (seed, site, variant) at the MDL grid's sizes that have a
-    probe (`masks`: the grid's train fractions), from 0 (the uniform code): (sizes, bits)."""
-    m, s, t, v = grid_shape
-    bits = item_bits.view(m, s, t, v, -1)[..., test.to(item_bits.device)].double().mean(-1)
-    bits = torch.where(diverged.view(m, s, t, v).to(bits.device), torch.nan, bits)
-    bounds = block_bounds(blocks, n_train)
+    probe, from 0 (the uniform code): (sizes, mean test bits per item); NaN for a probe that
+    diverged (`diverged` > 0). `codes`: each item's split (`probes.splits`)."""
+    m, s, t, v = layout.shape
+    test = (codes == TEST).to(item_bits.device)
+    bits = item_bits.view(m, s, t, v, -1)[..., test].double().mean(-1).cpu()
+    bits = torch.where(diverged.view(m, s, t, v).cpu() > 0, torch.nan, bits)
+    bounds = block_bounds(blocks, int((codes == TRAIN).sum()))
+    masks = list(layout.masks)
     chosen = [(n, masks.index(f)) for f, n in zip(blocks.fractions, bounds) if f in masks]
     uniform = torch.full((s, t, v, 1), math.log2(num_classes), dtype=torch.float64)
-    curve = torch.stack([bits[i].cpu() for _, i in chosen], dim=-1)
+    curve = torch.stack([bits[i] for _, i in chosen], dim=-1)
     return [0, *(n for n, _ in chosen)], torch.cat([uniform, curve], dim=-1)
 
 
 def with_loss_curves(
-    codelengths: pl.DataFrame, sizes: list[int], losses: Float[Tensor, "seed site variant point"]
+    codelengths: pl.DataFrame,
+    item_bits: Float[Tensor, "probe item"],
+    layout: ProbeLayout,
+    blocks: MDLBlocks,
+    codes: Int[Tensor, " item"],
+    num_classes: int,
+    diverged: Int[Tensor, " probe"],
 ) -> pl.DataFrame:
-    """The codelength frame (rows in (seed, site, variant) order) with the curve as lists."""
+    """The codelength frame (rows in (seed, site, variant) order) with each row's loss-data
+    curve (`grid_test_losses`) as the list columns `train_sizes` and `test_bits`."""
+    sizes, losses = grid_test_losses(item_bits, layout, blocks, codes, num_classes, diverged)
     flat = losses.reshape(-1, losses.shape[-1]).tolist()
     return codelengths.with_columns(
         pl.Series(SIZES, [sizes] * len(flat), dtype=pl.List(pl.Int64)),

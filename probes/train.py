@@ -56,8 +56,8 @@ from probes.mdl import block_bounds, grid_codelengths, uniform_codelength
 from probes.optim import MaskedAdamW
 from probes.result_frames import codelength_frame, metrics_frame, unscored
 from probes.results import ProbeResults
-from probes.sample_complexity import grid_test_losses, with_loss_curves
-from probes.splits import DEV, TEST, TRAIN, Splits, split_codes, warn_empty_test
+from probes.sample_complexity import with_loss_curves
+from probes.splits import DEV, TRAIN, Splits, split_codes, warn_empty_test
 from probes.streams import DropoutStreams, RowStreams
 from probes.workers import WorkerPool, resolve_threads, worker_pool
 
@@ -351,11 +351,7 @@ class _Sweep:
             online[(diverged > 0).view(self.layout.shape).any(dim=0)] = torch.nan
             lay, uniform = self.layout, uniform_codelength(n_train, k)
             codelengths = codelength_frame(online, lay.seeds, lay.sites, lay.variants, uniform)
-            test, bad = self.codes == TEST, diverged > 0
-            curve = grid_test_losses(
-                bits.cpu(), lay.shape, lay.masks, blocks, n_train, test, k, bad
-            )
-            codelengths = with_loss_curves(codelengths, *curve)
+            codelengths = with_loss_curves(codelengths, bits, lay, blocks, self.codes, k, diverged)
         return ProbeResults(
             probes=frame,
             metrics=metrics_frame(scores),
