@@ -22,6 +22,7 @@ import torch
 from probes.bootstrap import IntervalMethod, Replicates, bootstrap_probes, confidence_interval
 from probes.errors import ProbeConfigError
 from probes.predictions import TestPredictions
+from probes.rank_bootstrap import bootstrap_rank_metrics
 from probes.resampling import ItemResamples, seed_counts
 
 SeedResampling = Literal["fixed", "resample"]
@@ -57,6 +58,14 @@ def seed_mean_intervals(
         device=device,
         jackknife=method == "bca",
     )
+    if test.scores is not None:  # classification: AUROC and recall at FPR, same resamples
+        reps |= bootstrap_rank_metrics(
+            test.scores,
+            test.truth(),
+            ItemResamples(test.n_items, n_resamples, seed),
+            device=device,
+            jackknife=method == "bca",
+        )
     parts = []
     for metric, per_probe in reps.items():
         if seeds == "fixed":

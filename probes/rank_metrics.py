@@ -34,6 +34,7 @@ from probes.errors import ProbeConfigError
 
 RANK_METRICS = ("auroc", "recall_at_fpr")
 DEFAULT_FPR = 0.01  # recall at 1 % false positives, as monitoring work reports (probelab)
+RANK_ELEMENTS = 1 << 22  # bound on one block of sorted weights (memory, not results)
 
 
 @dataclass(frozen=True)
@@ -225,20 +226,27 @@ def rank_metrics(
 ) -> dict[str, Float[Tensor, "batch probe"]]:
     """`auroc` and `recall_at_fpr` of every classification probe from its class scores
     (log-probabilities, or any per-class score monotone in them), under each weighting of the
-    items (default: one weighting, all ones). NaN for a probe with a NaN score."""
+    items (default: one weighting, all ones). NaN for a probe with a NaN score. Probes are
+    scored in blocks of at most `RANK_ELEMENTS` sorted weights."""
     check_fpr(fpr)
-    k = log_probs.shape[2]
+    p, n, k = log_probs.shape
     if k < 2:
         raise ProbeConfigError(f"class scores with {k} class: AUROC needs at least two classes.")
-    ranked = class_rows(log_probs, truth.long())
     if weights is None:
-        weights = torch.ones(1, log_probs.shape[1], dtype=torch.float64, device=log_probs.device)
-    bad = log_probs.isnan().any(2).any(1)
-    out = {
-        "auroc": macro(weighted_auroc(ranked, weights), k),
-        "recall_at_fpr": macro(weighted_recall_at_fpr(ranked, weights, fpr), k),
-    }
-    return {m: torch.where(bad, torch.nan, v) for m, v in out.items()}
+        weights = torch.ones(1, n, dtype=torch.float64, device=log_probs.device)
+    rows = 1 if k == 2 else k
+    step = max(1, RANK_ELEMENTS // (weights.shape[0] * rows * max(n, 1)))
+    parts = []
+    for start in range(0, p, step):
+        block = slice(start, start + step)
+        ranked = class_rows(log_probs[block], truth[block].long())
+        bad = log_probs[block].isnan().any(2).any(1)
+        out = {
+            "auroc": macro(weighted_auroc(ranked, weights), k),
+            "recall_at_fpr": macro(weighted_recall_at_fpr(ranked, weights, fpr), k),
+        }
+        parts.append({m: torch.where(bad, torch.nan, v) for m, v in out.items()})
+    return {m: torch.cat([part[m] for part in parts], dim=-1) for m in RANK_METRICS}
 
 
 def check_fpr(fpr: float) -> None:

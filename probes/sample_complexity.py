@@ -1,8 +1,8 @@
 """Surplus description length and ε-sample complexity (Whitney et al. 2020) from the MDL grid.
 
-Whitney, Song, Bau and Cho (2020), *Evaluating representations by the complexity of learning
-low-loss predictors*, judge a representation by its loss-data curve L(n), the expected test
-loss of a predictor trained on n items:
+Whitney, Song, Brandfonbrener, Altosaar and Cho (2020), *Evaluating representations by the
+complexity of learning low-loss predictors*, judge a representation by its loss-data curve
+L(n), the expected test loss of a predictor trained on n items:
 
 * surplus description length `SDL_ε = Σ_{n≥0} max(0, L(n) − ε)`: the bits spent above the
   tolerance ε while learning (infinite if the loss never reaches ε);
