@@ -70,9 +70,10 @@ class RankedRows:
         self, weights: Float[Tensor, "batch item"]
     ) -> tuple[Float[Tensor, "batch row item"], Float[Tensor, "batch row item"]]:
         """(positive, negative) weights of every row's sorted items, float64."""
-        w = weights.double()[:, self.order]  # [batch, row, item]
-        pos = self.positive.double()
-        return w * pos, w * (1 - pos)
+        rows, n = self.order.shape
+        w = weights.double().index_select(1, self.order.reshape(-1)).view(-1, rows, n)
+        zero = w.new_zeros(())
+        return torch.where(self.positive, w, zero), torch.where(self.positive, zero, w)
 
 
 def fp_allowance(alpha: float, negatives: Float[Tensor, "*batch"]) -> Float[Tensor, "*batch"]:
