@@ -10,6 +10,7 @@ import torch
 from sklearn.metrics import roc_auc_score
 
 from probes import ProbeGrid, ProbeResults, TrainConfig, fit_probes, random_splits
+from probes.intervals import seed_mean_intervals
 from probes.rank_bootstrap import bootstrap_rank_metrics
 from probes.rank_metrics import rank_metrics
 from probes.resampling import ItemResamples
@@ -69,6 +70,10 @@ def test_fitted_results_report_auroc_with_intervals(tmp_path: Path) -> None:
     assert summary.height == 2
     assert (summary["ci_low"] <= summary["mean"]).all()
     assert (summary["mean"] <= summary["ci_high"]).all()
+    alone = seed_mean_intervals(res.probes, res.test, ci=0.9, n_resamples=200, metrics=["auroc"])
+    assert alone["metric"].unique().to_list() == ["auroc"]
+    both = summary.join(alone, on=["site", "variant", "mask", "metric"])
+    assert (both["ci_low"] == both["ci_low_right"]).all()
     res.save(tmp_path / "r")
     loaded = ProbeResults.load(tmp_path / "r")
     assert loaded.test is not None and res.test is not None
