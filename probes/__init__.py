@@ -64,6 +64,12 @@ from probes.structural_probe import StructuralConfig, StructuralGrid, Structural
 from probes.structural_train import StructuralResults, fit_structural_probes
 from probes.structural_trees import PaddedTrees, SentenceTrees
 
+# isort: split
+# detection metrics and sample complexity (issue 41)
+from probes.rank_bootstrap import bootstrap_rank_metrics
+from probes.rank_metrics import rank_metrics
+from probes.sample_complexity import epsilon_sample_complexity, surplus_description_length
+
 __all__ = [
     "ClassAbsentFromTrainWarning",
     "DegenerateIntervalWarning",
@@ -128,4 +134,11 @@ __all__ += [  # structural probes and concept erasure (issue 19)
     "score_sentences",
     "spanning_tree_parents",
     "spearman",
+]
+
+__all__ += [  # detection metrics and sample complexity (issue 41)
+    "bootstrap_rank_metrics",
+    "epsilon_sample_complexity",
+    "rank_metrics",
+    "surplus_description_length",
 ]

@@ -2,7 +2,9 @@
 
 All probes of a site read an evaluation chunk once: one `[items, dim] @ [dim, probes * out]`
 GEMM per site (no dropout, so every seed, mask and variant shares the rows). `final` also
-keeps every probe's test predictions (`test`), for the bootstrap and the paired tests.
+keeps every probe's test predictions (`test`), for the bootstrap and the paired tests, and for
+classification probes their class log-probabilities there, scored by AUROC and recall at 1 %
+false positives (`probes.rank_metrics`; test split only, where the scores are kept).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from probes.grid import ProbeLayout
 from probes.heads import ClassificationHead, Head
 from probes.linear import BatchedProbes
 from probes.predictions import TestPredictions
+from probes.rank_metrics import rank_metrics
 from probes.splits import DEV, SPLIT_NAMES, TEST, TRAIN
 from probes.workers import WorkerPool
 
@@ -143,16 +146,23 @@ class Evaluator:
         items = torch.arange(self.x.shape[0], device=self.x.device)
         head = self.head
 
-        def score(part: Tensor, logits: Tensor) -> tuple[Tensor, Tensor | None]:
+        classes = isinstance(head, ClassificationHead)
+        is_test = self.codes.to(self.x.device) == TEST
+
+        def score(part: Tensor, logits: Tensor) -> tuple[Tensor, Tensor | None, Tensor | None]:
             pred = self.layout.from_site_major(head.predict(logits))
+            # class log-probabilities of the test rows, for the rank metrics
+            rows = is_test[part].nonzero().flatten()
+            lp = logits.index_select(1, rows).log_softmax(-1) if classes else None
+            lp = None if lp is None else self.layout.from_site_major(lp)
             if with_bits and isinstance(head, ClassificationHead):
                 item_bits = head.item_bits(logits, self.site_major_targets(part))
-                return pred, self.layout.from_site_major(item_bits)
-            return pred, None
+                return pred, self.layout.from_site_major(item_bits), lp
+            return pred, None, lp
 
         scored = self.chunked(None, self.probes.best, score, pool)
-        pred = torch.cat([p for p, _ in scored], dim=1)
-        bits = [b for _, b in scored if b is not None]
+        pred = torch.cat([p for p, _, _ in scored], dim=1)
+        bits = [b for _, b, _ in scored if b is not None]
         truth = self.probe_targets(items)
         test_items = (self.codes == TEST).nonzero().flatten()
         at = test_items.to(pred.device)
@@ -163,6 +173,7 @@ class Evaluator:
             self.target_row,
             self.head.kind,
             self.head.outputs,
+            torch.cat([s for _, _, s in scored if s is not None], dim=1) if classes else None,
         )
         scores = {}
         for code, split in enumerate(SPLIT_NAMES):
@@ -173,4 +184,7 @@ class Evaluator:
                 include = self.dev_members
             include = include.expand(pred.shape[0], -1)
             scores[split] = self.head.metrics(pred, truth, include)
+        if self.test.scores is not None and self.test.n_items:
+            ranked = rank_metrics(self.test.scores, self.test.truth())
+            scores["test"].update({m: v[0] for m, v in ranked.items()})
         return scores, torch.cat(bits, dim=1) if bits else None

@@ -14,6 +14,7 @@ What is resampled, and so what the interval covers (`seeds`):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 import polars as pl
@@ -22,6 +23,8 @@ import torch
 from probes.bootstrap import IntervalMethod, Replicates, bootstrap_probes, confidence_interval
 from probes.errors import ProbeConfigError
 from probes.predictions import TestPredictions
+from probes.rank_bootstrap import bootstrap_rank_metrics
+from probes.rank_metrics import RANK_METRICS
 from probes.resampling import ItemResamples, seed_counts
 
 SeedResampling = Literal["fixed", "resample"]
@@ -38,8 +41,11 @@ def seed_mean_intervals(
     seeds: SeedResampling = "fixed",
     seed: int = 0,
     device: torch.device | str | None = None,
+    metrics: Sequence[str] | None = None,
 ) -> pl.DataFrame:
-    """`site, variant, mask, metric, ci_low, ci_high` of the test split's seed means."""
+    """`site, variant, mask, metric, ci_low, ci_high` of the test split's seed means, for
+    `metrics` (default: every metric of the head, and AUROC and recall at FPR where the test
+    class scores are kept; those rank metrics cost O(resamples x probes x classes x items))."""
     if seeds not in ("fixed", "resample") or (seeds == "resample" and method != "percentile"):
         raise ProbeConfigError(
             f"seeds={seeds!r} with method={method!r}: give seeds 'fixed' (any method) or"
@@ -48,15 +54,31 @@ def seed_mean_intervals(
     test = require_test(test)
     ordered = probes.sort("probe")
     groups = ordered.group_by(GROUP, maintain_order=True).agg(pl.col("probe"), pl.col("seed"))
-    reps = bootstrap_probes(
-        test.pred,
-        test.truth(),
-        ItemResamples(test.n_items, n_resamples, seed),
-        head=test.head,
-        outputs=test.outputs,
-        device=device,
-        jackknife=method == "bca",
-    )
+    counted = None if metrics is None else [m for m in metrics if m not in RANK_METRICS]
+    ranked = metrics is None or len(counted or []) < len(metrics)
+    if ranked and metrics is not None and test.scores is None:
+        raise ProbeConfigError(
+            f"metrics={list(metrics)}: {list(RANK_METRICS)} need the test class scores of"
+            " classification probes; these results have none (refit with fit_probes)."
+        )
+    resamples = ItemResamples(test.n_items, n_resamples, seed)
+    reps = {}
+    if counted is None or counted:
+        reps = bootstrap_probes(
+            test.pred,
+            test.truth(),
+            resamples,
+            head=test.head,
+            outputs=test.outputs,
+            metrics=counted,
+            device=device,
+            jackknife=method == "bca",
+        )
+    if ranked and test.scores is not None:  # classification: AUROC, recall at FPR; same draws
+        reps |= bootstrap_rank_metrics(
+            test.scores, test.truth(), resamples, device=device, jackknife=method == "bca"
+        )
+        reps = {m: r for m, r in reps.items() if metrics is None or m in metrics}
     parts = []
     for metric, per_probe in reps.items():
         if seeds == "fixed":

@@ -1,7 +1,10 @@
 """`TestPredictions`: every probe's predictions on the test items, kept compactly with results.
 
 They are what the bootstrap and the paired tests resample (`probes.bootstrap`,
-`probes.significance`): class ids as int8/int16, label rows as bool, values as float32. The
+`probes.significance`): class ids as int8/int16, label rows as bool, values as float32.
+Classification probes also keep their class scores on the test items (`scores`,
+log-probabilities, float32) for the rank metrics (`probes.rank_metrics`: AUROC, recall at a
+false-positive rate). The
 targets are stored once per distinct target row (the task's, and each seed's control labels)
 with `target_row` mapping each probe to its row. `items` are the test items' positions among
 the items given to `fit_probes`, so runs of two models on the same items can be paired.
@@ -13,7 +16,7 @@ import json
 from dataclasses import dataclass
 
 import torch
-from jaxtyping import Bool, Int, Shaped
+from jaxtyping import Bool, Float, Int, Shaped
 from safetensors.torch import load as safetensors_load
 from safetensors.torch import save as safetensors_bytes
 from torch import Tensor
@@ -39,7 +42,8 @@ def compact_ids(values: Tensor, num_classes: int) -> Tensor:
 
 @dataclass(frozen=True)
 class TestPredictions:
-    """Predictions `[probe, item, *label]`, targets `[row, item, *label]`, probe -> row."""
+    """Predictions `[probe, item, *label]`, targets `[row, item, *label]`, probe -> row, and
+    (classification) the class log-probabilities `scores` `[probe, item, class]` or None."""
 
     __test__ = False  # not a pytest class
 
@@ -49,6 +53,7 @@ class TestPredictions:
     target_row: Int[Tensor, " probe"]
     head: TargetKind
     outputs: int  # classes (labels; 1 for values)
+    scores: Float[Tensor, "probe item class"] | None = None
 
     @classmethod
     def compact(
@@ -59,8 +64,9 @@ class TestPredictions:
         target_row: Int[Tensor, " probe"],
         head: TargetKind,
         outputs: int,
+        scores: Float[Tensor, "probe item class"] | None = None,
     ) -> TestPredictions:
-        """Stored types (int8/int16 ids, bool label rows, float32 values), on the CPU."""
+        """Stored types (int8/int16 ids, bool label rows, float32 values and scores), CPU."""
         if head == "classification":
             pred, targets = compact_ids(pred, outputs), compact_ids(targets, outputs)
         elif head == "multilabel":
@@ -74,6 +80,7 @@ class TestPredictions:
             target_row.long().cpu(),
             head,
             outputs,
+            None if scores is None else scores.float().cpu(),
         )
 
     @property
@@ -116,6 +123,9 @@ class TestPredictions:
             torch.cat([self.target_row, other.target_row + n_rows]),
             self.head,
             self.outputs,
+            None
+            if self.scores is None or other.scores is None
+            else torch.cat([self.scores, other.scores]),
         )
 
     def subset(self, keep: Bool[Tensor, " item"]) -> TestPredictions:
@@ -132,6 +142,7 @@ class TestPredictions:
             self.target_row,
             self.head,
             self.outputs,
+            None if self.scores is None else self.scores.index_select(1, at),
         )
 
     def to_bytes(self) -> bytes:
@@ -142,6 +153,8 @@ class TestPredictions:
             "targets": self.targets,
             "target_row": self.target_row,
         }
+        if self.scores is not None:
+            tensors["scores"] = self.scores
         meta = {"head": self.head, "outputs": str(self.outputs)}
         return safetensors_bytes({n: t.contiguous() for n, t in tensors.items()}, metadata=meta)
 
@@ -153,7 +166,9 @@ class TestPredictions:
         head = HEADS.get(meta.get("head", ""))
         if head is None:
             raise ProbeInputError(f"{source}: unknown head {meta.get('head')!r} in its metadata.")
-        return cls(t["items"], t["pred"], t["targets"], t["target_row"], head, int(meta["outputs"]))
+        outputs = int(meta["outputs"])
+        parts = (t["items"], t["pred"], t["targets"], t["target_row"])
+        return cls(*parts, head, outputs, t.get("scores"))
 
 
 def safetensors_metadata(data: bytes) -> dict[str, str]:

@@ -35,6 +35,7 @@ from probes.heads import make_head
 from probes.intervals import SeedResampling, seed_mean_intervals
 from probes.predictions import FILE as TEST_FILE
 from probes.predictions import TestPredictions
+from probes.sample_complexity import sample_complexity_columns
 
 TABLE_COLUMNS = ["site", "seed", "variant", "mask", "split", "metric", "value", "best_epoch"]
 MaskKind = Literal["train_fraction", "mdl_block", "mask_id"]
@@ -239,11 +240,17 @@ class ProbeResults:
 
         return compare_probes(self, other, **options)
 
-    def mdl(self) -> pl.DataFrame:
-        """Online and uniform codelengths (bits) and compression per site, seed and variant."""
+    def mdl(self, epsilon: float | None = None) -> pl.DataFrame:
+        """Online and uniform codelengths (bits) and compression per site, seed and variant,
+        with the loss-data curve (`train_sizes`, `test_bits`: mean test bits per item of the
+        probe trained on that many items; 0 items: the uniform code). With `epsilon` (bits per
+        item), also the surplus description length `sdl_bits` and the ε-sample complexity
+        `epsilon_sample_complexity` (Whitney et al. 2020; `probes.sample_complexity`)."""
         if self.codelengths is None:
             raise ProbeConfigError("no MDL codelengths: fit with ProbeGrid(mdl=True).")
-        return self.codelengths
+        if epsilon is None:
+            return self.codelengths
+        return sample_complexity_columns(self.codelengths, epsilon)
 
     def save(self, directory: str | os.PathLike[str]) -> None:
         """Write the frames as parquet and the weights as safetensors into `directory`, then the

@@ -61,6 +61,7 @@ from probes.mdl import block_bounds, grid_codelengths, uniform_codelength
 from probes.optim import MaskedAdamW
 from probes.result_frames import codelength_frame, metrics_frame, unscored
 from probes.results import ProbeResults
+from probes.sample_complexity import with_loss_curves
 from probes.splits import DEV, TRAIN, Splits, split_codes, warn_empty_test
 from probes.streams import DropoutStreams, RowStreams
 from probes.workers import WorkerPool, resolve_threads, worker_pool
@@ -382,6 +383,7 @@ class _Sweep:
             online[(diverged > 0).view(self.layout.shape).any(dim=0)] = torch.nan
             lay, uniform = self.layout, uniform_codelength(n_train, k)
             codelengths = codelength_frame(online, lay.seeds, lay.sites, lay.variants, uniform)
+            codelengths = with_loss_curves(codelengths, bits, lay, blocks, self.codes, k, diverged)
         return ProbeResults(
             probes=frame,
             metrics=metrics_frame(scores),

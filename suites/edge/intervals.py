@@ -66,8 +66,8 @@ def subject_intervals(
         if scored.test.n_items == 0:
             continue
         frame = seed_mean_intervals(
-            scored.probes, scored.test, ci=ci, n_resamples=n_resamples, seed=seed
-        ).filter(pl.col("metric") == metric)
+            scored.probes, scored.test, ci=ci, n_resamples=n_resamples, seed=seed, metrics=[metric]
+        )
         parts.append(frame.with_columns(split=pl.lit(split_name(test_set))))
     if not parts:
         return pl.DataFrame()
