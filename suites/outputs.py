@@ -32,10 +32,13 @@ def safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._@=+-]+", "_", text).strip("_") or "_"
 
 
-def write_table(frame: pl.DataFrame, path: str | Path) -> Path:
-    """Save `frame` as parquet via a temporary file and a rename (never half-written)."""
+def write_table(
+    frame: pl.DataFrame, path: str | Path, metadata: dict[str, str] | None = None
+) -> Path:
+    """Save `frame` as parquet via a temporary file and a rename (never half-written);
+    `metadata` goes into the file's key-value metadata (`pl.read_parquet_metadata`)."""
     buffer = io.BytesIO()
-    frame.write_parquet(buffer)
+    frame.write_parquet(buffer, metadata=metadata)
     target = Path(path)
     atomic_write_bytes(target, buffer.getvalue())
     return target

@@ -35,6 +35,8 @@ from suites.outputs import write_table
 
 THIS_RUN = " (this run)"
 TABLE, PAGE = "against_published.parquet", "against_published.md"
+# the table's parquet metadata: the protocol differences and shared datasets, as JSON lists
+DIFFERENCES, SHARED = "lingprobe.protocol_differences", "lingprobe.shared_datasets"
 RECORD = "against_published.json"  # in each unit folder of a run that asked for the ranking
 PAPER_SEEDS = 5  # Holmes App. A.2: five seeds per probe
 # What this run cannot match, whatever its settings: Holmes' own files are not open.
@@ -186,9 +188,34 @@ def write_comparison(comparison: PublishedComparison, folder: str | Path) -> Pat
     """`against_published.parquet` (the ranking) and `against_published.md` into `folder`."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    write_table(comparison.ranking, out / TABLE)
+    notes = {
+        DIFFERENCES: json.dumps(list(comparison.differences)),
+        SHARED: json.dumps(list(comparison.shared)),
+    }
+    write_table(comparison.ranking, out / TABLE, metadata=notes)
     atomic_write_bytes(out / PAGE, render(comparison).encode("utf-8"))
     return out / PAGE
+
+
+def read_comparison(path: str | Path) -> PublishedComparison:
+    """The ranking a run wrote (`write_comparison`), with its protocol differences and shared
+    datasets (no scores: those stay in the run's rows and the published file)."""
+    target = Path(path)
+    with target.open("rb") as handle:
+        notes = pl.read_parquet_metadata(handle)
+    with target.open("rb") as handle:
+        ranking = pl.read_parquet(handle)
+    if DIFFERENCES not in notes or not {"model", "rank", "this_run"} <= set(ranking.columns):
+        raise HolmesRunError(
+            f"{target} is not a ranking written by lingprobe run holmes --against-published;"
+            " rerun that command, or move the file out of the results folder"
+        )
+    return PublishedComparison(
+        ranking=ranking,
+        scores=pl.DataFrame(),
+        shared=tuple(json.loads(notes.get(SHARED, "[]"))),
+        differences=tuple(json.loads(notes[DIFFERENCES])),
+    )
 
 
 def record_comparison(unit: Path, protocol: Sequence[str], leaderboard_file: str | Path) -> None:

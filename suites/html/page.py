@@ -25,6 +25,7 @@ from plotly.offline import get_plotlyjs
 from lingprobe.atomic import atomic_write_bytes
 from suites.html import figures
 from suites.html.folder import ResultsFolder, read_folder
+from suites.html.published import published_sections
 from suites.html.scores import site_scores, task_scores
 from suites.plot_style import short_names
 from suites.schema import BASELINE_INIT
@@ -40,7 +41,7 @@ table{border-collapse:collapse;font-size:.85em;margin:.5em 0}
 td,th{border:1px solid #ddd;padding:.25em .6em;text-align:left}
 th[data-sort]{cursor:pointer;background:#f4f4f4}th.sorted{background:#dde8f3}
 select{margin-right:1em}pre{background:#f7f7f7;padding:1em;overflow:auto;font-size:.8em}
-.note{color:#666;font-size:.85em}
+.note{color:#666;font-size:.85em}tr.this-run{background:#fff3cd}
 """
 
 
@@ -64,6 +65,7 @@ def render_page(data: ResultsFolder, here: Path) -> str:
         f"<h1>lingprobe results: {html.escape(str(data.manifest.get('suite', data.root.name)))}"
         "</h1>",
         _leaderboard(tasks),
+        *published_sections(data.files),
         "<h2>Layer curves</h2><p class='note'>Test score per layer; click a legend entry to"
         " show the control task or the selectivity (task − control).</p>",
     ]

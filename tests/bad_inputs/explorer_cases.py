@@ -64,6 +64,13 @@ def truncated_parquet(env: Env) -> None:
     cli("report", str(folder), "--html")(env)
 
 
+def foreign_ranking_file(env: Env) -> None:
+    folder = write_results(env.tmp() / "run")
+    frame = pl.DataFrame({"model": ["x"], "rank": [1.0], "this_run": [True]})
+    frame.write_parquet(folder / "against_published.parquet")
+    cli("report", str(folder), "--html")(env)
+
+
 def legend_order(env: Env) -> None:
     rows = [
         {"init": init, "test_set": test_set, "layer": layer, "value": 0.5}
@@ -117,6 +124,14 @@ EXPLORER = [
         truncated_parquet,
         CommandFailed,
         r"results\.parquet cannot be read as parquet .*damaged or truncated",
+    ),
+    Case(
+        "report-html-foreign-ranking",
+        "an `against_published.parquet` in a results folder that lingprobe did not write",
+        "exit 2, one line naming the file and `--against-published`: rerun, or move it out",
+        foreign_ranking_file,
+        CommandFailed,
+        r"against_published\.parquet is not a ranking written by lingprobe run holmes",
     ),
     Case(
         "plot-legend-order",
