@@ -11,6 +11,7 @@ import csv
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 
 MODELS = ("org/strong", "org/good", "org/middle", "org/weak", "org/weakest", "org/sparse")
 FLASH_ONLY = "org/flash-only"
@@ -59,3 +60,17 @@ def write_leaderboards(folder: Path, seed: int = 0) -> tuple[Path, Path]:
         for portion in PORTIONS:
             writer.writerows(_rows(portion, (*MODELS, FLASH_ONLY), rng))
     return holmes, flash
+
+
+def run_board(scores: dict[str, float], model: str = "mine") -> pl.DataFrame:
+    """A run's leaderboard in the columns `ranked_scores` reads (one ranked site)."""
+    return pl.DataFrame(
+        {
+            "dataset": list(scores),
+            "model": [model] * len(scores),
+            "score": list(scores.values()),
+            "phenomenon_type": ["syntax"] * len(scores),
+            "ranked": [True] * len(scores),
+            "fraction": [1.0] * len(scores),
+        }
+    )

@@ -27,21 +27,7 @@ from suites.holmes.catalog import available_tasks, expand_names
 from suites.holmes.published import read_leaderboard
 from suites.holmes.run import HolmesConfig, HolmesRunError
 from suites.suite import Limits
-from tests.suites.holmes.leaderboards import MODELS, write_leaderboards
-
-
-def run_board(scores: dict[str, float], model: str = "mine") -> pl.DataFrame:
-    """A run's leaderboard in the columns `ranked_scores` reads (one ranked site)."""
-    return pl.DataFrame(
-        {
-            "dataset": list(scores),
-            "model": [model] * len(scores),
-            "score": list(scores.values()),
-            "phenomenon_type": ["syntax"] * len(scores),
-            "ranked": [True] * len(scores),
-            "fraction": [1.0] * len(scores),
-        }
-    )
+from tests.suites.holmes.leaderboards import MODELS, run_board, write_leaderboards
 
 
 @pytest.fixture

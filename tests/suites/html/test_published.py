@@ -15,21 +15,8 @@ from suites.holmes.against_published import (
 from suites.holmes.published import read_leaderboard
 from suites.holmes.run import HolmesConfig
 from suites.html import write_html
-from tests.suites.holmes.leaderboards import MODELS, write_leaderboards
+from tests.suites.holmes.leaderboards import MODELS, run_board, write_leaderboards
 from tests.suites.html.results_folder import write_results
-
-
-def board(model: str, scores: dict[str, float]) -> pl.DataFrame:
-    return pl.DataFrame(
-        {
-            "dataset": list(scores),
-            "model": [model] * len(scores),
-            "score": list(scores.values()),
-            "phenomenon_type": ["syntax"] * len(scores),
-            "ranked": [True] * len(scores),
-            "fraction": [1.0] * len(scores),
-        }
-    )
 
 
 def test_the_explorer_marks_this_runs_models_on_the_published_leaderboard(tmp_path):
@@ -37,8 +24,8 @@ def test_the_explorer_marks_this_runs_models_on_the_published_leaderboard(tmp_pa
     published = read_leaderboard(holmes)
     mine = pl.concat(
         [
-            board("me/good", {f"ds-{d:02d}": 0.95 for d in range(12)}),
-            board("me/poor", {f"ds-{d:02d}": 0.10 for d in range(12)}),
+            run_board(model="me/good", scores={f"ds-{d:02d}": 0.95 for d in range(12)}),
+            run_board(model="me/poor", scores={f"ds-{d:02d}": 0.10 for d in range(12)}),
         ]
     )
     comparison = compare_to_published(
