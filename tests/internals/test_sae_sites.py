@@ -127,3 +127,16 @@ def test_mixed_widths_are_refused(minilm):
     sae = TinySae(minilm.dim, 24, seed=6)
     with pytest.raises(SiteError, match=r"different widths"):
         minilm.features(ITEMS, [Site("encoder", 1), sites.sae("encoder.1", sae)], progress=False)
+
+
+def test_lens_backend_reads_the_same_latents(minilm):
+    lens = load_subject("sentence-transformers/all-MiniLM-L6-v2", backend="lens")
+    sae = TinySae(minilm.dim, 12, seed=8)
+    chosen = [sites.sae("encoder.4", sae), sites.sae("encoder.4.mlp_out", sae)]
+    got = lens.features(ITEMS, chosen, progress=False)
+    torch.testing.assert_close(
+        got[:, 0], naive_sae_features(minilm, sae, 4, "mean"), atol=1e-4, rtol=1e-4
+    )
+    plain = lens.features(ITEMS, [Site("encoder", 4, "mlp_out")], progress=False)[:, 0]
+    assert not torch.allclose(got[:, 1], got[:, 0])  # the other stream, encoded on its own
+    assert got[:, 1].shape[1] == 2 * 12 and plain.shape[1] == 2 * minilm.dim

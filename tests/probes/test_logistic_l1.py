@@ -10,6 +10,7 @@ import pytest
 import torch
 from sklearn.linear_model import LogisticRegression
 
+from lingprobe.feature_set import FeatureSet
 from probes import ProbeInputError, fit_logistic_regression
 
 TIGHT = {"tol": 1e-9, "max_iter": 20_000}
@@ -82,3 +83,16 @@ def test_zero_c_is_refused():
     x = torch.randn(1, 10, 3, generator=torch.Generator().manual_seed(0))
     with pytest.raises(ProbeInputError, match=r"C=0.0"):
         fit_logistic_regression(x, torch.arange(10)[None] % 2, 0.0, penalty="l1")
+
+
+def test_feature_set_equals_tensor(tmp_path):
+    rng = np.random.default_rng(11)
+    x = latents(rng, 120, 12).astype(np.float32)
+    x2 = latents(rng, 120, 12).astype(np.float32)
+    y = torch.tensor((x[:, 0] + x2[:, 1] > 0.5).astype(np.int64))[None].repeat(2, 1)
+    both = torch.tensor(np.stack([x, x2], axis=1))  # [item, site, dim]
+    fs = FeatureSet.write(tmp_path / "fs", [both[:50], both[50:]], ["a", "b"], shard_size=50)
+    options = {"penalty": "l1", "tol": 1e-6, "max_iter": 5000}
+    from_disk = fit_logistic_regression(fs, y, 0.2, **options)
+    in_memory = fit_logistic_regression(both.transpose(0, 1).contiguous(), y, 0.2, **options)
+    torch.testing.assert_close(from_disk.coef_, in_memory.coef_, atol=0, rtol=0)
