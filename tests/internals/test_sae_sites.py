@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
 
 from internals import Site, SiteError, SpanItem, load_subject, sites
+from probes import fit_logistic_regression
 from tests.internals.reference import naive_token_lists
 
 ITEMS = [
@@ -140,3 +142,27 @@ def test_lens_backend_reads_the_same_latents(minilm):
     plain = lens.features(ITEMS, [Site("encoder", 4, "mlp_out")], progress=False)[:, 0]
     assert not torch.allclose(got[:, 1], got[:, 0])  # the other stream, encoded on its own
     assert got[:, 1].shape[1] == 2 * 12 and plain.shape[1] == 2 * minilm.dim
+
+
+ANIMALS = ["dog", "cat", "horse", "rabbit", "tiger", "sheep", "goat", "mouse", "lion", "wolf"]
+VEHICLES = ["car", "truck", "bus", "train", "bicycle", "plane", "boat", "tractor", "van", "taxi"]
+
+
+def test_a_sparse_probe_finds_the_planted_latent(minilm):
+    words = ANIMALS + VEHICLES
+    items = [SpanItem(f"I saw the {w} today.", spans=((10, 10 + len(w)),)) for w in words]
+    labels = torch.tensor([0] * len(ANIMALS) + [1] * len(VEHICLES))
+    plain = minilm.features(items, [Site("encoder", 3)], progress=False)[:, 0]
+    direction = plain[labels == 0].mean(0) - plain[labels == 1].mean(0)
+    direction /= direction.norm()
+    middle = (plain.mean(0) @ direction).item()
+    sae = TinySae(minilm.dim, 64, seed=9)
+    with torch.no_grad():  # latent 0 fires on animal words (their side of the class midpoint)
+        sae.b_dec.zero_()
+        sae.W_enc[:, 0] = 4 * direction
+        sae.b_enc[0] = -4 * middle
+    latents = minilm.features(items, [sites.sae("encoder.3", sae)], progress=False)[:, 0]
+    fitted = fit_logistic_regression(
+        latents.double()[None], labels[None], 0.2, penalty="l1", tol=1e-6, max_iter=20_000
+    )
+    assert np.flatnonzero(fitted.sklearn_params(0)[0][0]).tolist() == [0]  # that latent alone
