@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+import sklearn
 import torch
 from sklearn.linear_model import LogisticRegression
 
@@ -14,13 +15,16 @@ from lingprobe.feature_set import FeatureSet
 from probes import ProbeInputError, fit_logistic_regression
 
 TIGHT = {"tol": 1e-9, "max_iter": 20_000}
+SKLEARN = tuple(int(part) for part in sklearn.__version__.split(".")[:2])
 
 
 def sklearn_l1(x: np.ndarray, y: np.ndarray, c: float) -> LogisticRegression:
-    with warnings.catch_warnings():  # sklearn >= 1.8 spells penalty="l1" as l1_ratio=1
+    # sklearn >= 1.8 spells penalty="l1" as l1_ratio=1 (and ignores l1_ratio before)
+    l1 = {"l1_ratio": 1.0} if SKLEARN >= (1, 8) else {"penalty": "l1"}
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = LogisticRegression(
-            C=c, l1_ratio=1.0, solver="saga", tol=1e-12, max_iter=200_000, random_state=0
+            C=c, solver="saga", tol=1e-12, max_iter=200_000, random_state=0, **l1
         )
         return model.fit(x, y)
 
