@@ -28,6 +28,7 @@ from internals.errors import ItemError, OptionError
 from internals.items import SpanItem, validate_items
 from internals.progress import ProgressBar, ProgressCallback, ProgressStep
 from internals.reading import Reading
+from internals.sae_sites import feature_width
 from internals.segments import Segments
 from internals.sites import HasSites, Site, SiteSpec
 from internals.span_reuse import SpanIndex
@@ -85,6 +86,7 @@ def extract_features(
     check_lazy(lazy, store, store_dtype)
     width = validate_items(items)
     sites = site_rules.resolve(subject, sites)
+    dim = feature_width(sites, subject.dim)  # an SAE site's rows hold its latents
     bar: Any = (
         nullcontext(progress)
         if callable(progress)
@@ -102,19 +104,19 @@ def extract_features(
         segments = Segments.of(items, width)
         shelf.record_segments(segments)
         elsewhere: SpanIndex | None = None  # rows stored under other item lists, looked up once
-        shape = (len(items), len(sites), width * subject.dim)
+        shape = (len(items), len(sites), width * dim)
         out = None if lazy else torch.empty(shape)
         checksums: list[list[str]] = [[] for _ in sites]
         for shard in range(math.ceil(len(items) / shard_size)):
             rows = slice(shard * shard_size, min(len(items), (shard + 1) * shard_size))
             chunk = items[rows]
-            shard_shape = (len(chunk), width * subject.dim)
+            shard_shape = (len(chunk), width * dim)
             have = {site: shelf.load(site, shard, shard_shape, dtype) for site in sites}
             missing = [site for site, tensor in have.items() if tensor is None]
             if missing:
                 elsewhere = elsewhere or SpanIndex.of(store, subject_key, settings)
                 block = _missing_rows(
-                    subject, chunk, missing, reading, report, dtype, elsewhere,
+                    subject, dim, chunk, missing, reading, report, dtype, elsewhere,
                     segments.of_items(rows), rows.start, shelf, shard, lazy,
                 )  # fmt: skip
                 for k, site in enumerate(missing):
@@ -161,6 +163,7 @@ def _feature_set(
 
 def _missing_rows(
     subject: FeatureSource,
+    dim: int,
     chunk: Sequence[SpanItem],
     missing: list[Site],
     reading: Reading,
@@ -177,8 +180,8 @@ def _missing_rows(
     items whose every segment the store holds under another item list are read from there, the
     rest computed. The shard is saved unless every item was read from elsewhere (its rows stay
     where they are, found again next time) and `keep` is False (a feature set needs it here)."""
-    block = torch.empty(len(chunk), len(missing), segments.width * subject.dim, dtype=dtype)
-    served = elsewhere.fill(segments, missing, block, subject.dim)
+    block = torch.empty(len(chunk), len(missing), segments.width * dim, dtype=dtype)
+    served = elsewhere.fill(segments, missing, block, dim)
     todo = np.nonzero(~served)[0]
     if len(todo) < len(chunk):
         report(ProgressStep(len(chunk) - len(todo)))

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields, replace
 from typing import Protocol, runtime_checkable
 
 from internals.errors import SiteError
+from internals.sae_sites import KEY_CHARS, SaeEncoder, sae_encoder
 
 RESID_POST = "resid_post"
 
@@ -69,6 +70,35 @@ class Site:
 
     def __str__(self) -> str:
         return self.name
+
+
+@dataclass(frozen=True, order=True)
+class SaeSite(Site):
+    """A site read through a sparse autoencoder: its latents per token, then pooled
+    (`internals.sae_sites`). Made by `sae(site, module)`; its name ends in `.sae-<digest>` of the
+    SAE's weights, which keys the activation store."""
+
+    sae: SaeEncoder | None = field(default=None, compare=False, repr=False)
+    sae_key: str = ""
+
+    @property
+    def name(self) -> str:
+        """The plain site's name and the SAE's digest, e.g. `encoder.3.sae-1f2e3d4c5b6a7980`."""
+        return f"{super().name}.sae-{self.sae_key[:KEY_CHARS]}"
+
+
+def sae(site: Site | str, module: object) -> SaeSite:
+    """The latents of SAE `module` (a SAELens `SAE`, or a torch module with `encode`) at `site`
+    (a `Site` or a name like `"decoder.6"`): each token encoded, then pooled like any site."""
+    base = parse_site(site) if isinstance(site, str) else site
+    if not isinstance(base, Site) or isinstance(base, SaeSite):
+        raise SiteError(
+            f"sites.sae: site {site!r} is not a plain site; give Site(part, layer) or a name"
+            " like 'encoder.3'"
+        )
+    encoder = sae_encoder(module)
+    plain = {f.name: getattr(base, f.name) for f in fields(Site)}
+    return SaeSite(**plain, sae=encoder, sae_key=encoder.key)
 
 
 def parse_site(text: str) -> Site:
@@ -166,7 +196,7 @@ def _from_end(subject: HasSites, site: Site) -> Site:
             f"site {site.name}: layer {site.layer} is out of range; {site.part} has layers 0..{n},"
             f" or {-(n + 1)}..-1 counted from the last"
         )
-    return Site(site.part, n + 1 + site.layer, site.stream)
+    return replace(site, layer=n + 1 + site.layer)
 
 
 def check(subject: HasSites, requested: list[Site]) -> None:

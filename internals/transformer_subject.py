@@ -30,6 +30,7 @@ from internals.placement import input_device
 from internals.pooled_copies import PooledCopies
 from internals.progress import ItemCounter, ProgressCallback, ProgressStep
 from internals.reading import Reading
+from internals.sae_sites import feature_width
 from internals.sites import Site
 from internals.store import fingerprint
 from internals.subject import Subject
@@ -170,7 +171,8 @@ class TransformerSubject(Subject):
         """Encode, lay out rows, batch them, run the backend, and reassemble rows in item order."""
         plan, rows = self.plan(items, reading)
         first_piece = plan.first_piece
-        features = ItemRows(plan, rows, len(items), len(sites), self.dim, reading.pool)
+        dim = feature_width(sites, self.dim)  # an SAE site's rows hold its latents
+        features = ItemRows(plan, rows, len(items), len(sites), dim, reading.pool)
         padding = self._padding()
         parts = list(self.layout.parts)
         lengths = [len(row.input_ids) for row in plan.rows]

@@ -11,10 +11,11 @@ evaluation: `X` holds one feature block per group of `P / G` consecutive probes.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, fields
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -26,6 +27,7 @@ from probes.errors import LogisticConvergenceWarning, ProbeInputError
 from probes.inputs import resolve_device
 from probes.lbfgs import LbfgsResult, minimize_lbfgs
 from probes.logistic_feature_set import fit_logistic_feature_set
+from probes.logistic_l1 import minimize_l1
 from probes.logistic_objective import LogisticObjective
 from probes.memory_budget import checked_memory
 from probes.workers import resolve_threads, worker_pool
@@ -102,6 +104,7 @@ def fit_logistic_regression(
     device: torch.device | str | None = None,
     threads: int | None = None,
     memory: int | str | None = None,
+    penalty: Literal["l2", "l1"] = "l2",
 ) -> LogisticProbes:
     """Fit `P` L2 logistic regressions at once; probe p reads `X[p // (P // G)]`.
 
@@ -128,6 +131,11 @@ def fit_logistic_regression(
     runs on its site's features only, so the results equal the fit of the same features as a
     tensor `[site, item, dim]`. `memory` must hold one site's float32 features (float64 too
     with `polish=True`); it does not change the fit of a tensor.
+    `penalty="l1"`: sklearn's `LogisticRegression(penalty="l1", C=C, solver="saga")` objective
+    instead, `mean_i loss_i + ||W||_1 / (C n)`, fitted by FISTA (`probes.logistic_l1`): most
+    coefficients come out exactly 0, so a probe names the few features that carry its labels.
+    `tol` then bounds its gradient mapping; it needs more iterations than L-BFGS (give
+    `max_iter` in the thousands), and `precondition` does not apply.
 
     Examples:
         >>> import torch
@@ -149,8 +157,12 @@ def fit_logistic_regression(
             " torch tensors, X [group, item, dim] floats (or a FeatureSet) and y [probe, item]"
             " class ids"
         )
+    if penalty not in ("l2", "l1"):
+        raise ProbeInputError(f"penalty={penalty!r}: choose 'l2' (default) or 'l1'")
+    if penalty == "l1" and not C > 0:  # the smooth part's check sees C = inf
+        raise ProbeInputError(f"C={C}: the inverse regularisation strength must be > 0.")
     options: dict[str, Any] = dict(
-        tol=tol, max_iter=max_iter, polish=polish, precondition=precondition
+        tol=tol, max_iter=max_iter, polish=polish, precondition=precondition, penalty=penalty
     )
     if isinstance(X, FeatureSet):  # read from disk by groups of sites under `memory`
         fitted = fit_logistic_feature_set(
@@ -190,13 +202,16 @@ def _fit(
     precondition: bool,
     device: torch.device | str | None,
     threads: int | None,
+    penalty: Literal["l2", "l1"] = "l2",
 ) -> LogisticProbes:
     """`fit_logistic_regression` of a tensor, without the convergence warning."""
     dev = resolve_device(device, X)
     workers = resolve_threads(threads)  # checked on every device, used on the CPU
     with worker_pool(workers if dev.type == "cpu" else 1) as pool:
-        problem = LogisticObjective(X.to(dev), y.to(dev), C, num_classes, pool)
-        res = _minimize(problem, X, init, tol, max_iter, polish, precondition)
+        smooth_c = C if penalty == "l2" else math.inf  # L1: the loss alone is smooth
+        problem = LogisticObjective(X.to(dev), y.to(dev), smooth_c, num_classes, pool)
+        l1 = 0.0 if penalty == "l2" else 1.0 / (C * X.shape[1])
+        res = _minimize(problem, X, init, tol, max_iter, polish, precondition, l1)
     p, k, d = problem.y.shape[0], problem.k, problem.d
     theta = res.x.view(p, k, d + 1)
     bias = theta[..., d]
@@ -222,8 +237,10 @@ def _minimize(
     max_iter: int,
     polish: bool,
     precondition: bool,
+    l1: float = 0.0,
 ) -> LbfgsResult:
-    """L-BFGS from zeros (or `init`), then the float64 polish when asked."""
+    """L-BFGS (FISTA with an `l1` weight) from zeros (or `init`), then the float64 polish when
+    asked."""
     p, k, d = problem.y.shape[0], problem.k, problem.d
     dev = problem.X.device
     theta = torch.zeros(p, k, d + 1, dtype=X.dtype, device=dev)  # [coef | intercept] per class
@@ -231,11 +248,16 @@ def _minimize(
         theta[..., :d] = init.coef_.to(dev, X.dtype)
         theta[..., d] = init.intercept_.to(dev, X.dtype)
         theta *= problem.free[..., None]
-    res = _lbfgs(problem, theta.view(p, -1), init is not None, tol, max_iter, precondition)
+
+    def solve(on: LogisticObjective, start: Tensor, warm: bool) -> LbfgsResult:
+        if l1 > 0:
+            return minimize_l1(on, start, l1, tol=tol, max_iter=max_iter)
+        return _lbfgs(on, start, warm, tol, max_iter, precondition)
+
+    res = solve(problem, theta.view(p, -1), init is not None)
     if polish and X.dtype != torch.float64:
         first = res
-        fine = problem.with_features(X.to(dev, torch.float64))
-        res = _lbfgs(fine, res.x.double(), True, tol, max_iter, precondition)
+        res = solve(problem.with_features(X.to(dev, torch.float64)), res.x.double(), True)
         res.n_iter += first.n_iter
         res.n_fev += first.n_fev
     return res

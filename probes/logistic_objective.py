@@ -10,6 +10,7 @@ results do not depend on the number of threads.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -79,7 +80,8 @@ class LogisticObjective:
 
     def with_features(self, X: Float[Tensor, "group item dim"]) -> LogisticObjective:
         """The same probes on other features of the same shape (e.g. float64 for a polish)."""
-        return LogisticObjective(X, self.y, 1.0 / (self.penalty * X.shape[1]), self.k, self.pool)
+        c = 1.0 / (self.penalty * X.shape[1]) if self.penalty else math.inf  # inf: no L2 term
+        return LogisticObjective(X, self.y, c, self.k, self.pool)
 
     def _groups(self, idx: Tensor) -> list[tuple[int, Tensor]]:
         """(feature block, positions in `idx`) of the probes `idx`."""

@@ -17,7 +17,8 @@ from torch import Tensor, nn
 from internals.backends.base import ModelBatch, StopForward
 from internals.errors import SiteError
 from internals.layout import ModelLayout
-from internals.pool import PoolHow, pool_spans
+from internals.pool import PoolHow
+from internals.sae_sites import pool_site
 from internals.sites import RESID_POST, Site
 
 LENS_STREAMS = ("resid_mid", "attn_out", "mlp_out")
@@ -69,9 +70,8 @@ class LensBackend:
 
         def make_hook(group: list[Site]):
             def hook(tensor: Tensor, hook: Any) -> None:
-                pooled = pool_spans(tensor, segments, how)
-                for site in group:
-                    saved[site] = pooled
+                for site in group:  # an SAE site of this hook pools its own latents
+                    saved[site] = pool_site(site, tensor, segments, how)
                 if len(saved) == len(sites):
                     raise StopForward
 

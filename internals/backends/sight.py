@@ -17,7 +17,8 @@ from torch import Tensor, nn
 from internals.backends.base import ModelBatch
 from internals.layout import ModelLayout
 from internals.placement import input_device
-from internals.pool import PoolHow, pool_spans
+from internals.pool import PoolHow
+from internals.sae_sites import pool_site
 from internals.sites import Site
 
 
@@ -70,6 +71,6 @@ class SightBackend:
         with torch.no_grad(), self.envoy.trace(**batch.inputs) as tracer:
             for site in ordered:
                 hidden = self._read(site)
-                saved[site] = nnsight.save(pool_spans(hidden, batch.segments[site.part], how))
+                saved[site] = nnsight.save(pool_site(site, hidden, batch.segments[site.part], how))
             tracer.stop()
         return saved

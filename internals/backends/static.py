@@ -3,7 +3,8 @@
 Texts are split into words (`\\w+` runs joined by inner hyphens/apostrophes, and single
 punctuation marks); a span takes the words that overlap it, looked up exactly, then lowercased.
 Out-of-vocabulary words follow `oov`: "zero" (a zero vector in the pooled average), "skip" (left
-out; a span of only unknown words is zero) or "error". Pooling reuses `pool_spans` over words.
+out; a span of only unknown words is zero) or "error". Pooling reuses `pool_spans` over words
+(through `pool_site`, so an SAE site encodes every word vector before it is pooled).
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from torch import Tensor
 
 from internals.errors import ItemError
 from internals.items import CharSpan, SpanItem
-from internals.pool import TokenSegments, pool_spans
+from internals.pool import TokenSegments
 from internals.progress import ProgressCallback, ProgressStep
 from internals.reading import Reading
+from internals.sae_sites import pool_site
 from internals.sites import Site
 from internals.store import fingerprint
 from internals.subject import Subject
@@ -104,7 +106,10 @@ class StaticSubject(Subject):
         vectors[np.nonzero(known)[0]] = np.asarray(self.table.matrix[unique])[inverse]
         hidden = torch.from_numpy(vectors).unsqueeze(0)
         lengths = torch.tensor([len(s) for s in segments], dtype=torch.long)
-        pooled = pool_spans(hidden, TokenSegments(torch.arange(len(flat)), lengths), reading.pool)
+        words = TokenSegments(torch.arange(len(flat)), lengths)
+        pooled = torch.stack(
+            [pool_site(site, hidden, words, reading.pool).float().cpu() for site in sites], 1
+        )
         if self.oov_report["oov"]:
             log.info(
                 "%s: %d of %d words out of vocabulary",
@@ -114,5 +119,8 @@ class StaticSubject(Subject):
             )
         if progress is not None:
             progress(ProgressStep(len(items)))
-        width = len(segments) // len(items)
-        return pooled.view(len(items), 1, width * self.dim).expand(-1, len(sites), -1).clone()
+        width = len(segments) // len(
+            items
+        )  # [item x width, site, dim] -> [item, site, width x dim]
+        pooled = pooled.view(len(items), width, len(sites), -1).transpose(1, 2)
+        return pooled.reshape(len(items), len(sites), -1)

@@ -20,12 +20,14 @@ from tests.bad_inputs.load_cases import LOAD
 from tests.bad_inputs.memory_cases import MEMORY
 from tests.bad_inputs.probes_cases import PROBES
 from tests.bad_inputs.readers_cases import READERS
+from tests.bad_inputs.sae_cases import SAE
 from tests.bad_inputs.store_cases import STORE
 from tests.bad_inputs.suite_cases import SUITES_CASES
 
 SECTIONS = {
     "Items": ITEMS,
     "Sites": SITES,
+    "SAE sites and sparse probes": SAE,
     "Store settings and damaged shards": STORE,
     "Feature sets on disk": FEATURE_SETS,
     "Loading": LOAD,
