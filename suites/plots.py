@@ -9,9 +9,9 @@ from `suites.plot_style`.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -46,30 +46,14 @@ TRANSPOSE_AT = 30  # a heatmap with more columns than this (and fewer rows) is t
 DASH_STYLES = {dash: style for style, dash in MPL_DASHES.items()}
 
 
-def layer_curves_figure(
-    frame: pl.DataFrame,
-    *,
-    x: str = "layer",
-    y: str = "value",
-    line: str | Sequence[str] = "model",
-    error: str | None = None,
-    band: tuple[str, str] | None = None,
-    title: str = "",
-    ylabel: str = "",
-    xlabel: str | None = None,
-) -> Figure:
+def layer_curves_figure(frame: pl.DataFrame, **options: Any) -> Figure:
     """One line per group of `line` columns: `y` against `x`, with a band of ± `error` or from
-    the `band` columns (low, high), e.g. a confidence interval.
+    the `band` columns (low, high), e.g. a confidence interval (`options`: `layer_lines`'s).
 
     Colours follow the model and init columns; line styles the test set or variant; the
     legend lists the lines in reading order (`suites.plot_style.reading_order`).
     """
-    model = layer_lines(
-        frame, x=x, y=y, line=line, error=error, band=band, title=title, ylabel=ylabel
-    )
-    if xlabel:
-        model = dataclasses.replace(model, axes=dataclasses.replace(model.axes, x=xlabel))
-    return draw_lines(model)
+    return draw_lines(layer_lines(frame, **options))
 
 
 def layer_lines(
@@ -82,6 +66,7 @@ def layer_lines(
     band: tuple[str, str] | None = None,
     title: str = "",
     ylabel: str = "",
+    xlabel: str | None = None,
 ) -> LineFigure:
     """The `LineFigure` of `layer_curves_figure` (one line per group of `line` columns)."""
     groups = [line] if isinstance(line, str) else list(line)
@@ -117,7 +102,7 @@ def layer_lines(
                 band=bounds,
             )
         )
-    return LineFigure(Axes(title, label(x), ylabel or label(y)), tuple(lines))
+    return LineFigure(Axes(title, xlabel or label(x), ylabel or label(y)), tuple(lines))
 
 
 def draw_lines(model: LineFigure) -> Figure:

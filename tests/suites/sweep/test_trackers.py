@@ -194,3 +194,28 @@ def test_a_missing_tracker_package_is_one_line_before_anything_runs(tmp_path, mo
     assert not out.exists()
     with pytest.raises(TrackerError, match=r"choose one of mlflow, wandb"):
         open_tracker("neptune", out)
+
+
+def test_a_tracker_that_fails_is_a_warning_and_the_unit_stays_done(tmp_path, caplog):
+    from suites.schema import RESULTS_SCHEMA
+    from suites.sweep import plan_units
+    from suites.sweep.units import UnitOutcome
+
+    class Unreachable:
+        name = "mlflow"
+
+        def log_unit(self, log):
+            raise ConnectionError("server gone")
+
+    config = tmp_path / "sweep.toml"
+    config.write_text(sweep_toml(tmp_path / "out", models=("glove:6B.50d",), edge=False))
+    unit = plan_units(load_config(config))[0]
+    records = Records(tmp_path / "out", tracker=Unreachable())
+    outcome = UnitOutcome(unit.id, pl.DataFrame(schema=RESULTS_SCHEMA), 1.0, "here")
+    with caplog.at_level("WARNING"):
+        records.record(unit, outcome)
+    assert records.is_done(unit.id)
+    (event,) = read_log(tmp_path / "out").filter(pl.col("event") == "track-failed").to_dicts()
+    assert (event["unit"], event["tracker"]) == (unit.id, "mlflow")
+    assert event["message"] == "ConnectionError: server gone"
+    assert f"unit {unit.id} was not logged to mlflow" in caplog.text
