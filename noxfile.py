@@ -63,14 +63,14 @@ def install(session: nox.Session, extras: str) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """The test suite, offline, with beartype checking every jaxtyping shape."""
-    install(session, "embedded,dev,ray,hf,big")
+    install(session, "embedded,dev,ray,hf,big,mlflow,wandb")
     session.run("pytest", *session.posargs, env=OFFLINE_ENV)
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff (style, imports) and mypy (static types)."""
-    install(session, "embedded,dev,hf,big")
+    install(session, "embedded,dev,hf,big,mlflow,wandb")
     paths = ["lingprobe", "internals", "probes", "suites", "tests", "benchmarks", "docs/tutorials"]
     paths += ["docs/hooks"]
     session.run("ruff", "check", *paths, "noxfile.py")

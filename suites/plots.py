@@ -1,14 +1,17 @@
 """Shared plots (matplotlib, PNG): a metric per layer, heatmaps and bar charts, in one style.
 
 Each kind has a `*_figure` function that returns the figure (tests read its texts and layout)
-and a function that saves it. Colours, line styles, words and layout come from
-`suites.plot_style`.
+and a function that saves it. Lines and heatmaps are built as `suites.figure_model`
+descriptions (`layer_lines`, `heatmap_model`) and drawn by `draw_lines` / `draw_heatmap`; the
+explorer draws the same descriptions with plotly. Colours, line styles, words and layout come
+from `suites.plot_style`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -18,6 +21,15 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from suites import plot_style
+from suites.figure_model import (
+    MPL_DASHES,
+    Axes,
+    ColourScale,
+    HeatmapFigure,
+    Line,
+    LineFigure,
+    heatmap_model,
+)
 from suites.plot_style import (
     MAX_INCHES,
     colour_for,
@@ -31,9 +43,20 @@ from suites.plot_style import (
 
 CELL_TEXT_LIMIT = 400  # cells annotated with their value up to this many
 TRANSPOSE_AT = 30  # a heatmap with more columns than this (and fewer rows) is turned
+DASH_STYLES = {dash: style for style, dash in MPL_DASHES.items()}
 
 
-def layer_curves_figure(
+def layer_curves_figure(frame: pl.DataFrame, **options: Any) -> Figure:
+    """One line per group of `line` columns: `y` against `x`, with a band of ± `error` or from
+    the `band` columns (low, high), e.g. a confidence interval (`options`: `layer_lines`'s).
+
+    Colours follow the model and init columns; line styles the test set or variant; the
+    legend lists the lines in reading order (`suites.plot_style.reading_order`).
+    """
+    return draw_lines(layer_lines(frame, **options))
+
+
+def layer_lines(
     frame: pl.DataFrame,
     *,
     x: str = "layer",
@@ -44,37 +67,61 @@ def layer_curves_figure(
     title: str = "",
     ylabel: str = "",
     xlabel: str | None = None,
-) -> Figure:
-    """One line per group of `line` columns: `y` against `x`, with a band of ± `error` or from
-    the `band` columns (low, high), e.g. a confidence interval.
-
-    Colours follow the model and init columns; line styles the test set or variant; the
-    legend lists the lines in reading order (`suites.plot_style.reading_order`).
-    """
+) -> LineFigure:
+    """The `LineFigure` of `layer_curves_figure` (one line per group of `line` columns)."""
     groups = [line] if isinstance(line, str) else list(line)
     single = "model" not in frame.columns or frame["model"].n_unique() == 1
-    fig, ax = plt.subplots(figsize=(8, 4))
-    lines = [
+    keyed = [
         (dict(zip(groups, key)), rows)
         for key, rows in frame.sort(x).group_by(groups, maintain_order=True)
     ]
-    for named, rows in sorted(lines, key=lambda line: reading_order(line[0])):
+    lines = []
+    for named, rows in sorted(keyed, key=lambda line: reading_order(line[0])):
         text = " / ".join(short_model(v) if k == "model" else label(v) for k, v in named.items())
-        xs, ys = rows[x].to_list(), rows[y].to_list()
-        colour = colour_for(named, single)
-        ax.plot(xs, ys, marker="o", ms=3, label=text, color=colour, ls=line_style(named))
+        xs, ys = tuple(rows[x].to_list()), tuple(rows[y].to_list())
+        bounds = None
         if band is not None:
-            low = rows[band[0]].fill_null(rows[y]).to_list()
-            high = rows[band[1]].fill_null(rows[y]).to_list()
-            ax.fill_between(xs, low, high, alpha=0.15, color=colour)
+            bounds = (
+                tuple(rows[band[0]].fill_null(rows[y]).to_list()),
+                tuple(rows[band[1]].fill_null(rows[y]).to_list()),
+            )
         elif error is not None:
             err = rows[error].fill_null(0).to_list()
-            low = [a - b for a, b in zip(ys, err)]
-            high = [a + b for a, b in zip(ys, err)]
-            ax.fill_between(xs, low, high, alpha=0.15, color=colour)
-    ax.set_xlabel(xlabel or label(x))
-    ax.set_ylabel(ylabel or label(y))
-    ax.set_title(title, fontsize=9)
+            gap = float("nan")  # no point, no band
+            bounds = (
+                tuple(gap if a is None else a - b for a, b in zip(ys, err)),
+                tuple(gap if a is None else a + b for a, b in zip(ys, err)),
+            )
+        lines.append(
+            Line(
+                name=text,
+                x=xs,
+                y=ys,
+                colour=colour_for(named, single),
+                dash=MPL_DASHES[line_style(named)],
+                band=bounds,
+            )
+        )
+    return LineFigure(Axes(title, xlabel or label(x), ylabel or label(y)), tuple(lines))
+
+
+def draw_lines(model: LineFigure) -> Figure:
+    """A `LineFigure` drawn with matplotlib (hidden lines left out; legend beside the axes)."""
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for line in model.lines:
+        if line.hidden:
+            continue
+        ys = [float("nan") if v is None else v for v in line.y]
+        style = DASH_STYLES[line.dash]
+        marker = {"marker": "o", "ms": 3} if line.markers else {}
+        ax.plot(line.x, ys, label=line.name, color=line.colour, ls=style, **marker)  # type: ignore[arg-type]
+        if line.band is not None:
+            ax.fill_between(line.x, line.band[0], line.band[1], alpha=0.15, color=line.colour)
+    if model.axes.x_log:
+        ax.set_xscale("log")
+    ax.set_xlabel(model.axes.x)
+    ax.set_ylabel(model.axes.y)
+    ax.set_title(model.axes.title, fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return fit(fig)
@@ -102,35 +149,49 @@ def heatmap_figure(
     The figure grows with its cells up to `MAX_INCHES`; a very wide one is turned on its side.
     The colour bar says what it measures.
     """
-    table = frame.group_by(rows, columns).agg(pl.col(value).mean())
-    row_keys = list(row_order) if row_order is not None else sorted(table[rows].unique().to_list())
-    col_keys = (
-        list(column_order)
-        if column_order is not None
-        else sorted(table[columns].unique().to_list())
+    values = frame[rows].unique().to_list() + frame[columns].unique().to_list()
+    names = {v: short_model(v) for v in values}
+    model = heatmap_model(
+        frame,
+        rows=rows,
+        columns=columns,
+        value=value,
+        axes=Axes(title, label(columns), label(rows)),
+        scale=ColourScale(colorbar or label(value)),
+        row_order=row_order,
+        column_order=column_order,
+        row_names=names if rows == "model" else None,
+        column_names=names if columns == "model" else None,
+        cell_format=fmt,
     )
-    if len(col_keys) > TRANSPOSE_AT and len(col_keys) > len(row_keys):
-        rows, columns, row_keys, col_keys = columns, rows, col_keys, row_keys
-    cell = {(r, c): v for r, c, v in table.select(rows, columns, value).iter_rows()}
-    grid = [[cell.get((r, c), float("nan")) for c in col_keys] for r in row_keys]
-    width = min(MAX_INCHES, 2.8 + 0.5 * len(col_keys))
-    height = min(MAX_INCHES, 1.8 + 0.32 * len(row_keys))
+    if len(model.columns) > TRANSPOSE_AT and len(model.columns) > len(model.rows):
+        model = model.turned()
+    return draw_heatmap(model)
+
+
+def draw_heatmap(model: HeatmapFigure) -> Figure:
+    """A `HeatmapFigure` drawn with matplotlib: sized by its cells (up to `MAX_INCHES`), each
+    cell's number written where there are at most `CELL_TEXT_LIMIT` cells."""
+    grid = [[float("nan") if v is None else v for v in row] for row in model.values]
+    width = min(MAX_INCHES, 2.8 + 0.5 * len(model.columns))
+    height = min(MAX_INCHES, 1.8 + 0.32 * len(model.rows))
     fig, ax = plt.subplots(figsize=(max(4.5, width), max(3.0, height)))
-    image = ax.imshow(grid, aspect="auto", cmap="viridis")
-    names = [short_model(c) if columns == "model" else str(c) for c in col_keys]
-    ax.set_xticks(range(len(col_keys)), names, rotation=60, ha="right", fontsize=7)
-    names = [short_model(r) if rows == "model" else str(r) for r in row_keys]
-    ax.set_yticks(range(len(row_keys)), names, fontsize=7)
-    if len(row_keys) * len(col_keys) <= CELL_TEXT_LIMIT:
+    scale = model.scale
+    image = ax.imshow(grid, aspect="auto", cmap=scale.colours, vmin=scale.low, vmax=scale.high)
+    columns = [str(c) for c in model.columns]
+    ax.set_xticks(range(len(columns)), columns, rotation=60, ha="right", fontsize=7)
+    ax.set_yticks(range(len(model.rows)), list(model.rows), fontsize=7)
+    if model.cell_format and len(model.rows) * len(columns) <= CELL_TEXT_LIMIT:
         for i, line in enumerate(grid):
             for j, v in enumerate(line):
                 if v == v:
-                    ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=6, color="w")
-    ax.set_xlabel(label(columns))
-    ax.set_ylabel(label(rows))
-    ax.set_title(title, fontsize=9)
+                    text = model.cell_format.format(v)
+                    ax.text(j, i, text, ha="center", va="center", fontsize=6, color="w")
+    ax.set_xlabel(model.axes.x)
+    ax.set_ylabel(model.axes.y)
+    ax.set_title(model.axes.title, fontsize=9)
     bar = fig.colorbar(image, ax=ax, fraction=0.046, pad=0.02)
-    bar.set_label(colorbar or label(value))
+    bar.set_label(scale.label)
     return fit(fig)
 
 

@@ -109,8 +109,11 @@ def subject_rows(
 
 
 def model_label(name: str, init: str) -> str:
-    """A model's display label in tables: its name, "NAME@random" for the random-init twin."""
-    return f"{name}{RANDOM_SUFFIX}" if init == "random" else name
+    """A model's display label in tables: its name, "NAME@random" for the random-init twin
+    (a name that already ends in "@random", such as a sweep's label, is kept as it is)."""
+    if init == "random" and not name.endswith(RANDOM_SUFFIX):
+        return f"{name}{RANDOM_SUFFIX}"
+    return name
 
 
 def site_columns(sites: Sequence[Site]) -> pl.DataFrame:

@@ -1,5 +1,6 @@
 """The flags every command that loads models and reads data shares, with one meaning each:
-`--models --init --layers --seeds --data --trust-local --out --store --memory --quiet --device`.
+`--models --init --layers --seeds --data --trust-local --out --store --memory --quiet --device`,
+and `--log-to` where units run (`lingprobe run SUITE`, `lingprobe sweep`).
 
 `lingprobe run SUITE` has all of them (`suites.commands.run`); the analysis commands
 (`holmes-published`, `amnesic`, `cc-semantics`, `curriculum-nli`) take the ones they use.
@@ -18,12 +19,17 @@ from suites.datasets.references import DATA_HELP
 from suites.errors import TaskError
 from suites.sweep.config import INITS
 from suites.sweep.units import data_source as sweep_source
+from suites.trackers import TRACKERS
 
 MODELS_HELP = "models, comma-separated: hub ids, folders, short names (minilm, smollm2), glove:..."
 INIT_HELP = "pretrained, random (the random-init twin), or both comma-separated"
 LAYERS_HELP = "sites: all | last | comma-separated layers (0,3,-1) or site names"
 SEEDS_HELP = "probe seeds: N (seeds 0..N-1) or a comma-separated list (0,1,2)"
 MEMORY_HELP = "memory budget of probe training, e.g. 4GiB (TrainConfig.memory)"
+LOG_TO_HELP = (
+    "log each unit (settings, manifest, scores per layer, report files) to an experiment"
+    " tracker, where MLFLOW_TRACKING_URI / WANDB_PROJECT point"
+)
 
 
 def csv(text: str) -> list[str]:
@@ -72,6 +78,11 @@ def add_output(parser: Any, *, out: str | None = None, store: bool = True) -> No
         )
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.add_argument("--device", default=None, help="torch device (none: the model's)")
+
+
+def add_log_to(parser: Any, *, default: str | None = None) -> None:
+    """`--log-to mlflow|wandb` (sweep key `[sweep] log_to`)."""
+    parser.add_argument("--log-to", choices=TRACKERS, default=default, help=LOG_TO_HELP)
 
 
 def out_path(args: argparse.Namespace) -> Path:

@@ -4,6 +4,7 @@ The command's flags come from the suite's config type: the shared flags
 (`suites.commands.flags`), the limits (`--limit-train ... --limit-sentences`: the fields of
 `suites.suite.Limits`), the probe settings its config's `probe_fields` hold (`--epochs`,
 `--lr`, `--control/--no-control` ...) and the config's own fields (`--task`, `--sizes` ...).
+`--log-to mlflow|wandb` logs each unit to an experiment tracker (`suites.trackers`).
 Each flag is a sweep key with `_` for `-`, and the values take the one override path sweeps use
 (`suites.suite.config_from_table`). The run itself is `suites.sweep.run_sweep` on the local
 executor (plan, `suite.run` per unit, merge, `suite.summarize`), so a rerun of the same command
@@ -32,7 +33,7 @@ from suites.sweep.merge import FAILURES_JSON
 
 SHARED = (
     *("models", "init", "layers", "seeds", "data", "trust_local"),
-    *("out", "store", "memory", "quiet", "device"),
+    *("out", "store", "memory", "quiet", "device", "log_to"),
 )
 OWN, PROBE, LIMIT = "own__", "probe__", "limit__"
 
@@ -116,6 +117,7 @@ def add_suite_options(
     flags.add_data(shared, default=defaults.get("data"))
     flags.add_output(shared, out=defaults.get("out"))
     shared.add_argument("--memory", default=argparse.SUPPRESS, help=flags.MEMORY_HELP)
+    flags.add_log_to(shared)
     if hasattr(config, "limits"):
         limits = parser.add_argument_group("limits (sweep [limits]; none = everything)")
         for name in settable(Limits):
@@ -180,6 +182,7 @@ def sweep_of(
         data=args.data,
         trust_local=args.trust_local,
         device=args.device,
+        log_to=args.log_to,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 import polars as pl
 
@@ -11,11 +12,14 @@ from suites.sweep.config import EXECUTORS
 from suites.sweep.cost import describe
 from suites.sweep.merge import LEADERBOARD
 from suites.sweep.plan import check_tasks
+from suites.trackers import TRACKERS
 
 
 def run(args: argparse.Namespace) -> int:
     """Handler of `lingprobe sweep`: exit code 1 when a unit failed (see failures.json)."""
     config = load_config(args.config)
+    if args.log_to:
+        config = dataclasses.replace(config, log_to=args.log_to)
     if args.dry_run:
         units = plan_units(config)
         check_tasks(config)
@@ -46,4 +50,10 @@ def register(parsers: argparse._SubParsersAction) -> None:
     p.add_argument("--dry-run", action="store_true", help="print the units and their cost only")
     p.add_argument("--executor", choices=EXECUTORS, default=None, help="override [sweep] executor")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--log-to",
+        choices=TRACKERS,
+        default=None,
+        help="override [sweep] log_to: log each unit to mlflow or wandb",
+    )
     p.set_defaults(handler=run)

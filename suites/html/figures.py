@@ -1,6 +1,7 @@
-"""The explorer's plotly figures: layer curves per task, heatmaps, the FlashHolmes curve. The
-colours are the PNG plots' (`suites.plot_style`): a model keeps its colour, its twin a lighter
-shade of it.
+"""The explorer's plotly figures: layer curves per task, heatmaps, the FlashHolmes curve, each
+built as a `suites.figure_model` description (the one the PNG plots draw with matplotlib) and
+drawn by `plotly_lines` / `plotly_heatmap`. The colours are the PNG plots'
+(`suites.plot_style`): a model keeps its colour, its twin a lighter shade of it.
 
 Subjects are identified by their full names; `names` maps each to the label shown
 (`suites.plot_style.short_names`). Shown text goes through `text`, since plotly reads a few HTML
@@ -14,10 +15,19 @@ import html
 import plotly.graph_objects as go
 import polars as pl
 
+from suites.figure_model import (
+    Axes,
+    ColourScale,
+    HeatmapFigure,
+    Line,
+    LineFigure,
+    heatmap_model,
+)
+from suites.plot_style import PALETTE, model_colour
 from suites.plot_style import label as words
-from suites.plot_style import model_colour
 from suites.schema import BASELINE_INIT
 
+FLASH_COLOUR = str(PALETTE[0])
 LAYOUT = {"template": "plotly_white", "height": 380, "margin": {"l": 60, "r": 20, "t": 50, "b": 50}}
 
 
@@ -32,84 +42,149 @@ def layer_curves(
     names: dict[str, str],
     intervals: pl.DataFrame | None = None,
 ) -> go.Figure:
+    """Test score against layer for every subject of `task` (`task_lines`), drawn by plotly."""
+    return plotly_lines(task_lines(sites, task, names, intervals))
+
+
+def task_lines(
+    sites: pl.DataFrame,
+    task: str,
+    names: dict[str, str],
+    intervals: pl.DataFrame | None = None,
+) -> LineFigure:
     """Test score against layer for every subject of `task`: the task probes' line (with its
     bootstrap band where `intervals` has one), and the control and selectivity lines (hidden
-    until clicked in the legend)."""
+    until asked for), and each baseline's score as a flat line."""
     test = sites.filter((pl.col("task") == task) & (pl.col("split") == "test"))
     rows = test.filter(pl.col("layer").is_not_null()).sort("layer")
     baselines = test.filter(pl.col("layer").is_null() & (pl.col("init") == BASELINE_INIT))
     metric = rows["metric"][0] if rows.height else ""
-    fig = go.Figure()
+    lines: list[Line] = []
     for (subject, model, init), part in rows.group_by(
         "subject", "model", "init", maintain_order=True
     ):
         colour = model_colour(model, init)
-        name = text(names.get(str(subject), str(subject)))
-        xs = part["layer"].to_list()
+        name = names.get(str(subject), str(subject))
+        xs = tuple(part["layer"].to_list())
         band = _band(part, intervals, task)
-        if band is not None:
-            low, high = band
+        lines.append(
+            Line(
+                name,
+                xs,
+                tuple(part["score"].to_list()),
+                colour,
+                band=band,
+                band_name=f"{name}: 95% interval",
+                group=str(subject),
+            )
+        )
+        for column, dash in (("control", "dot"), ("selectivity", "dash")):
+            if part[column].null_count() < part.height:
+                lines.append(
+                    Line(
+                        f"{name}: {column}",
+                        xs,
+                        tuple(part[column].to_list()),
+                        colour,
+                        dash=dash,  # type: ignore[arg-type]
+                        markers=False,
+                        group=str(subject),
+                        hidden=True,
+                    )
+                )
+    if rows.height:
+        span = (rows["layer"].min(), rows["layer"].max())
+        for model, score in baselines.select("model", "score").iter_rows():
+            lines.append(
+                Line(
+                    f"{model} (baseline)",
+                    span,  # type: ignore[arg-type]
+                    (score, score),
+                    "#555555",
+                    dash="dashdot",
+                    markers=False,
+                )
+            )
+    axes = Axes(f"{task}: test {words(metric)} per layer", "layer", words(metric))
+    return LineFigure(axes, tuple(lines))
+
+
+def plotly_lines(model: LineFigure) -> go.Figure:
+    """A `LineFigure` drawn with plotly: bands as filled areas, hidden lines listed in the
+    legend (shown on a click), every text escaped (`text`)."""
+    fig = go.Figure()
+    for line in model.lines:
+        group = {"legendgroup": line.group} if line.group else {}
+        shown = {"visible": "legendonly"} if line.hidden else {}
+        if line.band is not None:
+            low, high = list(line.band[0]), list(line.band[1])
+            xs = list(line.x)
             fig.add_trace(
                 go.Scatter(
                     x=xs + xs[::-1],
                     y=high + low[::-1],
                     fill="toself",
                     mode="lines",
-                    fillcolor=colour,
+                    fillcolor=line.colour,
                     opacity=0.2,
                     line={"width": 0},
-                    name=f"{name}: 95% interval",
-                    legendgroup=str(subject),
+                    name=text(line.band_name or f"{line.name}: band"),
                     hoverinfo="skip",
+                    **group,
                 )
             )
         fig.add_trace(
             go.Scatter(
-                x=xs,
-                y=part["score"].to_list(),
-                mode="lines+markers",
-                name=name,
-                line={"color": colour},
-                legendgroup=str(subject),
+                x=list(line.x),
+                y=list(line.y),
+                mode="lines+markers" if line.markers else "lines",
+                name=text(line.name),
+                line={"color": line.colour, "dash": line.dash},
+                **shown,
+                **group,
             )
         )
-        for column, dash in (("control", "dot"), ("selectivity", "dash")):
-            if part[column].null_count() < part.height:
-                fig.add_trace(
-                    go.Scatter(
-                        x=xs,
-                        y=part[column].to_list(),
-                        mode="lines",
-                        name=f"{name}: {column}",
-                        line={"color": colour, "dash": dash},
-                        visible="legendonly",
-                        legendgroup=str(subject),
-                    )
-                )
-    if rows.height:
-        span = [rows["layer"].min(), rows["layer"].max()]
-        for model, score in baselines.select("model", "score").iter_rows():
-            fig.add_trace(
-                go.Scatter(
-                    x=span,
-                    y=[score, score],
-                    mode="lines",
-                    name=f"{text(model)} (baseline)",
-                    line={"color": "#555555", "dash": "dashdot"},
-                )
-            )
+    xaxis = {"title": text(model.axes.x)} | ({"type": "log"} if model.axes.x_log else {})
     fig.update_layout(
-        title=f"{text(task)}: test {words(metric)} per layer",
-        xaxis_title="layer",
-        yaxis_title=words(metric),
-        **LAYOUT,
+        title=text(model.axes.title), xaxis=xaxis, yaxis_title=text(model.axes.y), **LAYOUT
     )
     return fig
 
 
+def plotly_heatmap(model: HeatmapFigure) -> go.Figure:
+    """A `HeatmapFigure` drawn with plotly (its height grows with the rows)."""
+    scale = model.scale
+    fig = go.Figure(
+        go.Heatmap(
+            z=[list(row) for row in model.values],
+            x=[text(c) if isinstance(c, str) else c for c in model.columns],
+            y=[text(r) for r in model.rows],
+            zmin=scale.low,
+            zmax=scale.high,
+            colorscale=scale.colours.capitalize(),
+            colorbar={"title": text(scale.label)},
+            texttemplate=_template(model.cell_format),
+        )
+    )
+    fig.update_layout(
+        title=text(model.axes.title),
+        xaxis_title=text(model.axes.x),
+        **({"yaxis_title": text(model.axes.y)} if model.axes.y else {}),
+        **{**LAYOUT, "height": 160 + 28 * len(model.rows)},
+    )
+    return fig
+
+
+def _template(cell_format: str | None) -> str | None:
+    """A Python cell format (`{:.2f}`) as plotly's text template (`%{z:.2f}`)."""
+    if cell_format is None:
+        return None
+    return cell_format.replace("{:", "%{z:")
+
+
 def _band(
     part: pl.DataFrame, intervals: pl.DataFrame | None, task: str
-) -> tuple[list[float], list[float]] | None:
+) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
     if intervals is None or "test_set" not in intervals.columns:
         return None
     model, init = part["model"][0], part["init"][0]
@@ -124,7 +199,7 @@ def _band(
     joined = part.select("layer").join(bounds.select("layer", "ci_low", "ci_high"), on="layer")
     if joined.height != part.height:
         return None
-    return (joined["ci_low"] / 100).to_list(), (joined["ci_high"] / 100).to_list()
+    return tuple((joined["ci_low"] / 100).to_list()), tuple((joined["ci_high"] / 100).to_list())
 
 
 def type_heatmap(tasks: pl.DataFrame, names: dict[str, str]) -> go.Figure:
@@ -134,25 +209,17 @@ def type_heatmap(tasks: pl.DataFrame, names: dict[str, str]) -> go.Figure:
     )
     mean = typed.group_by("subject", "type").agg(pl.col("score").mean())
     order = mean.group_by("subject").agg(pl.col("score").mean()).sort("score")["subject"]
-    types = sorted(mean["type"].unique().to_list())
-    grid = {(s, t): v for s, t, v in mean.select("subject", "type", "score").iter_rows()}
-    z = [[grid.get((s, t)) for t in types] for s in order]
-    fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            x=[text(t) for t in types],
-            y=[text(names.get(s, s)) for s in order],
-            colorscale="Viridis",
-            colorbar={"title": "mean score"},
-            texttemplate="%{z:.2f}",
-        )
+    model = heatmap_model(
+        mean,
+        rows="subject",
+        columns="type",
+        value="score",
+        axes=Axes("Mean score per phenomenon type (models by mean score)", "phenomenon type"),
+        scale=ColourScale("mean score"),
+        row_order=order.to_list(),
+        row_names=names,
     )
-    fig.update_layout(
-        title="Mean score per phenomenon type (models by mean score)",
-        xaxis_title="phenomenon type",
-        **{**LAYOUT, "height": 160 + 28 * len(order)},
-    )
-    return fig
+    return plotly_heatmap(model)
 
 
 def score_range(sites: pl.DataFrame, subjects: list[str]) -> tuple[float, float]:
@@ -180,54 +247,40 @@ def layer_heatmap(
     rows = sites.filter(
         (pl.col("subject") == subject) & (pl.col("split") == "test") & pl.col("layer").is_not_null()
     )
-    tasks = sorted(rows["task"].unique().to_list())
-    layers = sorted(rows["layer"].unique().to_list())
-    grid = {(t, k): v for t, k, v in rows.select("task", "layer", "score").iter_rows()}
-    fig = go.Figure(
-        go.Heatmap(
-            z=[[grid.get((t, k)) for k in layers] for t in tasks],
-            x=layers,
-            y=[text(t) for t in tasks],
-            zmin=scale[0],
-            zmax=scale[1],
-            colorscale="Viridis",
-            colorbar={"title": "test score"},
-        )
+    title = (
+        f"{names.get(subject, subject)}: test score per task and layer"
+        " (one colour scale for every model)"
     )
-    fig.update_layout(
-        title=f"{text(names.get(subject, subject))}: test score per task and layer"
-        " (one colour scale for every model)",
-        xaxis_title="layer",
-        **{**LAYOUT, "height": 160 + 28 * len(tasks)},
+    model = heatmap_model(
+        rows,
+        rows="task",
+        columns="layer",
+        value="score",
+        axes=Axes(title, "layer"),
+        scale=ColourScale("test score", scale[0], scale[1]),
+        cell_format=None,
     )
-    return fig
+    return plotly_heatmap(model)
 
 
 def flash_curve(flash: pl.DataFrame) -> go.Figure:
     """FlashHolmes: rank resolution (with its interval) against the train fraction."""
     rows = flash.sort("fraction")
-    xs = rows["fraction"].to_list()
-    fig = go.Figure()
+    band = None
     if "ci_low" in rows.columns and rows["ci_low"].is_not_nan().any():
-        fig.add_trace(
-            go.Scatter(
-                x=xs + xs[::-1],
-                y=rows["ci_high"].to_list() + rows["ci_low"].to_list()[::-1],
-                fill="toself",
-                opacity=0.2,
-                line={"width": 0},
-                name="95% interval",
-            )
-        )
-    fig.add_trace(
-        go.Scatter(
-            x=xs, y=rows["rank_resolution"].to_list(), mode="lines+markers", name="rank resolution"
-        )
+        band = (tuple(rows["ci_low"].to_list()), tuple(rows["ci_high"].to_list()))
+    line = Line(
+        "rank resolution",
+        tuple(rows["fraction"].to_list()),
+        tuple(rows["rank_resolution"].to_list()),
+        FLASH_COLOUR,
+        band=band,
+        band_name="95% interval",
     )
-    fig.update_layout(
-        title="FlashHolmes: reliability (rank resolution) vs efficiency (train fraction)",
-        xaxis={"type": "log", "title": "train fraction"},
-        yaxis_title="rank resolution",
-        **LAYOUT,
+    axes = Axes(
+        "FlashHolmes: reliability (rank resolution) vs efficiency (train fraction)",
+        "train fraction",
+        "rank resolution",
+        x_log=True,
     )
-    return fig
+    return plotly_lines(LineFigure(axes, (line,)))

@@ -6,17 +6,11 @@ from __future__ import annotations
 import polars as pl
 
 from probes.scores import seed_scores
+from suites.schema import model_label
 
 HEADLINE = ("accuracy", "macro_f1", "micro_f1", "uuas", "root_acc", "pearson", "mcc")
 SITE_KEYS = ["model", "init", "suite", "task", "phenomenon", "phenomenon_type", "site", "layer"]
 TASK_KEYS = ["model", "init", "suite", "task", "phenomenon", "phenomenon_type"]
-
-
-def label(model: str, init: str) -> str:
-    """How a subject is named in the explorer: the model, `@random` for its twin."""
-    if init == "random" and not model.endswith("@random"):
-        return f"{model}@random"
-    return model
 
 
 def headline_metrics(rows: pl.DataFrame) -> pl.DataFrame:
@@ -40,7 +34,7 @@ def site_scores(rows: pl.DataFrame) -> pl.DataFrame:
     chosen = chosen.join(mask, on=["task", "mask"])
     return seed_scores(chosen, [*SITE_KEYS, "split", "metric"]).with_columns(
         subject=pl.struct("model", "init").map_elements(
-            lambda s: label(s["model"], s["init"]), return_dtype=pl.String
+            lambda s: model_label(s["model"], s["init"]), return_dtype=pl.String
         )
     )
 

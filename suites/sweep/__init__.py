@@ -3,7 +3,9 @@
 `load_config(path)` reads a TOML sweep file; `plan_units(config)` lists its units (one model x
 one dataset group each); `run_sweep(config)` runs the units not yet finished (executor
 "local" or "ray"), records failures without stopping, and merges one leaderboard;
-`render(out)` draws the report. The CLI is `lingprobe sweep CONFIG [--dry-run]`.
+`render(out)` draws the report. The CLI is `lingprobe sweep CONFIG [--dry-run]`. With
+`log_to` ("mlflow" or "wandb"), each unit that ends is logged as one run of that experiment
+tracker (`suites.trackers`).
 `extract_on_ray(model, items, sites, store, workers=N)` splits one model's extraction across
 Ray workers by items into one store and returns its `FeatureSet`.
 """

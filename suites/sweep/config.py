@@ -70,6 +70,7 @@ class SweepConfig:
     data: Path | str | None = None  # "full" (None), "samples" or a data folder (suites.datasets)
     trust_local: bool = False  # use data-folder files that differ from the registry as they are
     device: str | None = None  # None = the model's default device
+    log_to: str | None = None  # an experiment tracker (`suites.trackers.TRACKERS`) or None
     retries: int = 2  # Ray: restarts of a worker whose process or node died (then it fails)
     resources: Resources = field(default_factory=Resources)
     source: Path | None = None  # the config file

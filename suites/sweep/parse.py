@@ -10,6 +10,7 @@ data = "full"                  # "full" (default), "samples" (shipped) or a data
 trust_local = false            # true: use data-folder copies that differ from the registry
 device = "cuda"                # optional
 retries = 2                    # Ray: a worker whose process or node dies restarts (default 2)
+log_to = "mlflow"              # optional: log each unit to mlflow | wandb (suites.trackers)
 
 [[models]]
 name = "minilm"                # anything load_subject takes
@@ -80,6 +81,7 @@ from suites.sweep.config import (
 )
 from suites.sweep.errors import SweepConfigError
 from suites.sweep.toml_table import TomlTable, count, integer, text
+from suites.trackers.open import TRACKERS
 
 
 def load_config(path: str | Path) -> SweepConfig:
@@ -117,6 +119,7 @@ def parse_config(data: dict[str, Any], *, base: Path, file: str = "<config>") ->
         "give how many times a Ray worker that died restarts (0 or more)",
         2,
     )
+    log_to = sweep.get("log_to", lambda v: v in TRACKERS, f"choose one of {TRACKERS}")
     sweep.finish()
     models = _models(
         top.get(
@@ -152,6 +155,7 @@ def parse_config(data: dict[str, Any], *, base: Path, file: str = "<config>") ->
         data=_data(data_dir, base),
         trust_local=trust_local,
         device=device,
+        log_to=log_to,
         retries=retries,
         resources=resources,
         source=Path(file).resolve() if file != "<config>" else None,

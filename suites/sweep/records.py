@@ -3,7 +3,9 @@
   results/<unit>.parquet          a finished unit's leaderboard rows; its presence = unit done
   failures/<unit>.json            a failed unit: model, suite, group, tasks, error type, message
   failures/<unit>.traceback.txt   its full traceback
-  sweep-log.jsonl                 one JSON line per event (start, done, failed) of every run
+  sweep-log.jsonl                 one JSON line per event (start, done, failed) of every run,
+                                  and each unit's run in the tracker (`tracked`) where the
+                                  sweep logs to one (`suites.trackers`)
 
 Every file is written atomically (temporary file + rename), so a sweep killed at any moment
 leaves either a whole record or none; a unit without a result file runs again on the next run,
@@ -24,7 +26,9 @@ import polars as pl
 
 from lingprobe.atomic import atomic_write_bytes
 from suites.outputs import readable, write_table
+from suites.sweep.tracking import unit_log
 from suites.sweep.units import Unit, UnitOutcome
+from suites.trackers.open import Tracker
 
 RESULTS, FAILURES, LOG = "results", "failures", "sweep-log.jsonl"
 log = logging.getLogger(__name__)
@@ -38,9 +42,10 @@ def now() -> str:
 class Records:
     """Reads and writes the per-unit records of one output folder."""
 
-    def __init__(self, out: Path, run: str | None = None) -> None:
+    def __init__(self, out: Path, run: str | None = None, tracker: Tracker | None = None) -> None:
         self.out = out
         self.run = run or f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+        self.tracker = tracker  # each unit that ends is logged to it after its record
 
     def result_path(self, unit_id: str) -> Path:
         """Where a finished unit's rows are."""
@@ -78,6 +83,7 @@ class Records:
             self.failure_path(unit.id).unlink(missing_ok=True)
             self.traceback_path(unit.id).unlink(missing_ok=True)
             self.log({"event": "done", **fields})
+            self.track(unit, outcome)
             return
         error = outcome.error
         assert error is not None
@@ -93,6 +99,22 @@ class Records:
         }
         atomic_write_bytes(self.failure_path(unit.id), json.dumps(failure, indent=2).encode())
         self.log({"event": "failed", **fields, "error_type": error.type})
+        self.track(unit, outcome)
+
+    def track(self, unit: Unit, outcome: UnitOutcome) -> None:
+        """Log an ended unit to the tracker; a tracker that fails (network ...) is logged and
+        warned about, never stops the sweep (the unit's records are already written)."""
+        if self.tracker is None:
+            return
+        where = {**_unit_fields(unit), "tracker": self.tracker.name}
+        try:
+            run = self.tracker.log_unit(unit_log(self.out, unit, outcome))
+        except Exception as error:
+            message = f"{type(error).__name__}: {str(error).strip()[:500]}"
+            self.log({"event": "track-failed", **where, "message": message})
+            log.warning("unit %s was not logged to %s: %s", unit.id, self.tracker.name, message)
+            return
+        self.log({"event": "tracked", **where, "tracker_run": run})
 
     def log(self, event: dict[str, Any]) -> None:
         """Append one event line to the sweep log."""

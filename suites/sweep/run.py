@@ -28,6 +28,7 @@ from suites.sweep.plan import by_model, check_tasks, context_of, plan_units
 from suites.sweep.progress import SweepProgress
 from suites.sweep.records import Records
 from suites.sweep.units import Unit
+from suites.trackers.open import open_tracker
 
 SUITE = "sweep"
 
@@ -70,15 +71,21 @@ def run_sweep(
         import_ray()  # refuse before the output folder is touched
     out = config.out
     _check_folder(out)
+    tracker = open_tracker(config.log_to, out) if config.log_to else None
     with sweep_lock(out):
-        return _run(config, units, chosen, out, progress, start)
+        return _run(config, units, chosen, Records(out, tracker=tracker), progress, start)
 
 
 def _run(
-    config: SweepConfig, units: list[Unit], chosen: str, out: Path, progress: bool, start: float
+    config: SweepConfig,
+    units: list[Unit],
+    chosen: str,
+    records: Records,
+    progress: bool,
+    start: float,
 ) -> SweepSummary:
+    out = records.out
     write_manifest(out, SUITE, **manifest_details(config, units, chosen))
-    records = Records(out)
     todo = [u for u in units if not records.is_done(u.id)]
     bar = SweepProgress(len(units), len(units) - len(todo), progress)
     try:
@@ -125,6 +132,7 @@ def manifest_details(config: SweepConfig, units: list[Unit], executor: str) -> d
         "suites": [{"suite": e.suite, "settings": identity(e.config)} for e in config.suites],
         "data": str(config.data or "full"),
         "trust_local": config.trust_local,
+        "log_to": config.log_to,
         "units": [u.id for u in units],
         "plan": [
             {

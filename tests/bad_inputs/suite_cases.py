@@ -7,6 +7,7 @@ import io
 import json
 import os
 import socket
+import sys
 from collections.abc import Callable
 
 from datasets import Dataset
@@ -153,6 +154,23 @@ def sweep_retries_negative(env: Env) -> object:
     return load_config(path)
 
 
+def sweep_log_to_unknown(env: Env) -> object:
+    path = env.tmp() / "sweep.toml"
+    given = 'data = "samples"\nlog_to = "neptune"'
+    text = SWEEP.format(probe="").replace('data = "samples"', given)
+    path.write_text(text)
+    return load_config(path)
+
+
+def tracker_not_installed(env: Env) -> object:
+    from unittest import mock
+
+    from suites.trackers import open_tracker
+
+    with mock.patch.dict(sys.modules, {"mlflow": None}):  # as if the extra were not installed
+        return open_tracker("mlflow", env.tmp())
+
+
 def load_limits_zero(env: Env) -> object:
     path = env.tmp() / "sweep.toml"
     path.write_text(SWEEP.format(probe="").replace("blimp_pairs = 10", "train = 0"))
@@ -160,6 +178,22 @@ def load_limits_zero(env: Env) -> object:
 
 
 SUITES_CASES = [
+    Case(
+        "sweep-log-to-unknown",
+        'sweep TOML `[sweep] log_to = "neptune"`',
+        "SweepConfigError naming the key and the trackers",
+        sweep_log_to_unknown,
+        SweepConfigError,
+        r"\[sweep\] log_to = 'neptune': choose one of \('mlflow', 'wandb'\)",
+    ),
+    Case(
+        "tracker-not-installed",
+        "`--log-to mlflow` where MLflow is not installed",
+        "TrackerError naming the extra to install, before any unit runs",
+        tracker_not_installed,
+        LingprobeError,
+        r'mlflow is not installed; pip install "lingprobe\[mlflow\]"',
+    ),
     Case(
         "sweep-seeds-repeated",
         "sweep TOML `[probe] seeds = [0, 0]`",

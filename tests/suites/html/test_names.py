@@ -189,3 +189,27 @@ def test_plotly_escapes_names_inside_its_figure_scripts():
     fig = go.Figure(go.Scatter(name="<!--<script></script>"))
     html = pio.to_html(fig, full_html=False, include_plotlyjs=False)
     assert html.count("<script") == 1 and html.count("</script>") == 1
+
+
+def test_the_explorer_names_a_random_twin_with_the_one_label_function():
+    """A sweep's rows already carry `NAME@random`; the explorer adds the suffix only where the
+    model column lacks it, as `suites.schema.model_label` does for every table."""
+    from suites.schema import model_label
+
+    base = {"suite": "edge", "task": "t", "phenomenon": "", "phenomenon_type": ""}
+    base |= {"site": "encoder.1", "layer": 1, "seed": 0, "variant": "task", "mask": 1.0}
+    base |= {"split": "test", "metric": "accuracy", "value": 0.5, "unit": "u"}
+    rows = pl.DataFrame(
+        [
+            {**base, "model": "bert", "init": "pretrained"},
+            {**base, "model": "bert", "init": "random"},
+            {**base, "model": "gpt@random", "init": "random"},
+        ]
+    )
+    subjects = sorted(site_scores(rows)["subject"].to_list())
+    assert subjects == ["bert", "bert@random", "gpt@random"]
+    assert [model_label(m, i) for m, i in rows.select("model", "init").iter_rows()] == [
+        "bert",
+        "bert@random",
+        "gpt@random",
+    ]

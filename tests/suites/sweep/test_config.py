@@ -138,6 +138,10 @@ def test_defaults(tmp_path):
             ('executor = "ray"', 'executor = "slurm"'),
             r"executor = 'slurm': choose one of \('local', 'ray'\)",
         ),
+        (
+            ('executor = "ray"', 'executor = "ray"\nlog_to = "neptune"'),
+            r"\[sweep\] log_to = 'neptune': choose one of \('mlflow', 'wandb'\)",
+        ),
         (("retries = 3", "retries = -1"), r"\[sweep\] retries = -1: give how many times"),
         (("retries = 3", "retries = 1.5"), r"\[sweep\] retries = 1.5: give how many times"),
         (('dtype = "float32"', 'dtype = "fp8"'), r"\[\[models\]\] #1 dtype = 'fp8': choose one of"),
