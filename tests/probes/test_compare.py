@@ -25,6 +25,7 @@ from probes import (
     permutation_test,
     random_splits,
 )
+from probes.metric_table import metric_names
 from probes.predictions import compact_ids
 from probes.rank_metrics import RANK_METRICS
 from probes.resampling import seed_counts
@@ -171,7 +172,7 @@ def test_selectivity_columns_equal_compare(fitted: ProbeResults) -> None:
         left_where={"variant": "task"},
         right_where={"variant": "control"},
         n_resamples=200,
-        metrics=["accuracy", "macro_f1", "micro_f1", "mcc"],
+        metrics=list(metric_names("item_sums", "classification")),
     ).filter(metric="accuracy")
     for row in sel.iter_rows(named=True):
         want = direct.filter(site=row["site_index"]).row(0, named=True)

@@ -12,6 +12,7 @@ from sklearn.metrics import accuracy_score, f1_score
 
 from probes import ProbeGrid, TrainConfig, fit_probes, random_splits
 from probes.inputs import type_ids
+from probes.metric_table import metric_names
 from probes.train import RING, STEP_CHUNK
 from tests.probes.conftest import Synthetic, make_synthetic
 from tests.probes.reference import train_reference_probe
@@ -163,7 +164,7 @@ def test_multilabel_and_regression_heads_learn() -> None:
     res = fit_probes(feats, multi.long(), splits, ProbeGrid(seeds=[0]), config, progress=False)
     f1 = res.table().filter(split="test", metric="micro_f1").sort("site_index")["value"].to_list()
     assert f1[1] > 0.85 > f1[0]
-    assert set(res.table()["metric"].unique()) == {"accuracy", "macro_f1", "micro_f1"}
+    assert set(res.table()["metric"].unique()) == set(metric_names("item_sums", "multilabel"))
 
 
 def test_table_has_every_split_metric_and_best_epoch(synthetic: Synthetic) -> None:
@@ -191,7 +192,9 @@ def test_table_has_every_split_metric_and_best_epoch(synthetic: Synthetic) -> No
         "mask_kind",
     ]
     assert table["site"].dtype == pl.String and table["site_index"].dtype == pl.Int64
-    assert table.height == 12 * (3 * 4 + 2)  # 4 metrics per split; auroc, recall_at_fpr on test
+    # the head's metrics on every split, the rank metrics (auroc, recall_at_fpr) on test
+    per_probe = 3 * len(metric_names("item_sums", "classification")) + len(metric_names("ranks"))
+    assert table.height == 12 * per_probe
     assert table["best_epoch"].is_between(1, CONFIG.epochs).all()
     summary = res.summary().filter(split="test", metric="accuracy", variant="task", site="2")
     values = table.filter(split="test", metric="accuracy", variant="task", site_index=2)["value"]
