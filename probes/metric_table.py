@@ -25,7 +25,7 @@ How a metric is computed (`computed`):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -222,7 +222,9 @@ def metric_names(computed: Computed, target: MetricTarget | None = None) -> tupl
 
 
 def from_sums(
-    target: MetricTarget, sums: ClassCounts | LabelCounts | Moments, names: Any = None
+    target: MetricTarget,
+    sums: ClassCounts | LabelCounts | Moments,
+    names: Sequence[str] | None = None,
 ) -> dict[str, Float[Tensor, "*batch"]]:
     """The item-sum metrics `names` (default: every one of `target`) from `target`'s sums."""
     chosen = metric_names("item_sums", target) if names is None else tuple(names)

@@ -152,8 +152,9 @@ class ProbeResults:
         seed: int = 0,
         device: torch.device | str | None = None,
     ) -> pl.DataFrame:
-        """Mean and (sample) standard deviation over seeds per site/variant/mask/split/metric,
-        and (`ci`, test split only) a bootstrap interval `ci_low`/`ci_high` of the seed mean.
+        """Mean and (sample) standard deviation over seeds per site/variant/mask/split/metric
+        (sites as in `table`: `site` name and `site_index`), and (`ci`, test split only) a
+        bootstrap interval `ci_low`/`ci_high` of the seed mean.
 
         The interval resamples the test items jointly for every probe and averages each
         resample over the seeds (`seeds="fixed"`): it covers the item-sampling variation of
