@@ -78,7 +78,7 @@ def grid_fit(features, memory: str | None) -> dict:
     res = fit_probes(
         features, d.labels, random_splits(ITEMS), grid, config, keys=d.keys, progress=False
     )
-    test = res.table().filter(split="test", metric="accuracy").sort("site", "variant", "seed")
+    test = res.table().filter(split="test", metric="accuracy").sort("site_index", "variant", "seed")
     return {
         "task": test.filter(variant="task")["value"].to_list(),
         "control": test.filter(variant="control")["value"].to_list(),

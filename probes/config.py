@@ -9,8 +9,7 @@ from typing import Literal
 
 from probes.field_rules import Rule, check_fields
 from probes.memory_budget import MEMORY_NEED, is_memory, memory_bytes
-
-SELECT_CHOICES = (None, "loss", "accuracy", "macro_f1", "micro_f1", "mcc", "pearson")
+from probes.metric_table import select_choices
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,9 @@ class TrainConfig:
     weight_decay: float = 0.01  # torch.optim.AdamW default; Holmes App. A.2 names AdamW only
     betas: tuple[float, float] = (0.9, 0.999)  # torch.optim.AdamW default
     eps: float = 1e-8  # torch.optim.AdamW default
-    select_by: str | None = None  # Holmes App. A.2: best epoch on dev; None = the head's metric
+    # Holmes App. A.2: best epoch on dev; None = the head's metric; a metric whose
+    # `higher_is_better` is False (loss, mse) is minimised (`probes.metric_table`)
+    select_by: str | None = None
     shared_order: bool = False  # Holmes App. A.2: seeds [0..4] each with its own order
     order_seed: int = 0  # the one order's seed when shared_order=True
     eval_batch: int = 4096  # items per evaluation chunk (memory, not results)
@@ -90,8 +91,8 @@ TRAIN_RULES = {
     ),
     "eps": Rule(lambda v: v > 0, "a finite number > 0", "eps=1e-8"),
     "select_by": Rule(
-        lambda v: v in SELECT_CHOICES,
-        f"one of {', '.join(repr(c) for c in SELECT_CHOICES)}",
+        lambda v: v in select_choices(),
+        f"one of {', '.join(repr(c) for c in select_choices())} (probes.metric_table)",
         "select_by='loss'",
     ),
     "shared_order": Rule(lambda v: True, "True or False", "shared_order=False"),

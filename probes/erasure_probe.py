@@ -46,8 +46,9 @@ def erase_then_probe(
 
     Every eraser holds one map per site of `feats`. `grid.sites` is ignored (all sites of all
     copies are probed); the rest of the grid and `config` apply to every copy. Returns the
-    long table of `ProbeResults.table()` with `eraser` (`"none"` for the original features)
-    and `site` (the site of `feats`) columns. A `FeatureSet` is read whole (the erased
+    long table of `ProbeResults.table()` with `eraser` (`"none"` for the original features),
+    `site_index` (the site of `feats`) and `site` (that index written out, as `fit_probes`
+    names sites it is given no names for). A `FeatureSet` is read whole (the erased
     copies are made in memory beside it).
     """
     feats = in_memory(feats)
@@ -84,13 +85,11 @@ def erase_then_probe(
     )
     n_sites = feats.shape[1]
     names = [ORIGINAL, *erasers]
-    lookup = pl.DataFrame(
-        {
-            "site": list(range(len(names) * n_sites)),
-            "eraser": [name for name in names for _ in range(n_sites)],
-            "feature_site": [s for _ in names for s in range(n_sites)],
-        },
-        schema={"site": pl.Int64, "eraser": pl.Utf8, "feature_site": pl.Int64},
+    copy = pl.col("site_index") // n_sites
+    table = results.table().with_columns(
+        eraser=copy.replace_strict(dict(enumerate(names)), return_dtype=pl.String),
+        site_index=pl.col("site_index") % n_sites,
     )
-    table = results.table().join(lookup, on="site").drop("site")
-    return table.rename({"feature_site": "site"}).select("eraser", *TABLE_COLUMNS)
+    return table.with_columns(site=pl.col("site_index").cast(pl.String)).select(
+        "eraser", *TABLE_COLUMNS
+    )

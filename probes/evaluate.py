@@ -16,9 +16,10 @@ import torch
 from jaxtyping import Bool, Float, Int, Shaped
 from torch import Tensor
 
+from probes.batched_probes import BatchedProbes
 from probes.grid import ProbeLayout
 from probes.heads import ClassificationHead, Head
-from probes.linear import BatchedProbes
+from probes.metric_table import higher_is_better
 from probes.predictions import TestPredictions
 from probes.rank_metrics import rank_metrics
 from probes.splits import DEV, SPLIT_NAMES, TEST, TRAIN
@@ -120,13 +121,14 @@ class Evaluator:
         if self.select_by == "loss":
             loss = torch.cat(scored, dim=1)
             if include is None:
-                value = -loss.mean(dim=1)
+                value = loss.mean(dim=1)
             else:
-                value = -(loss * include).sum(dim=1) / include.sum(dim=1)
+                value = (loss * include).sum(dim=1) / include.sum(dim=1)
         else:
             truth = self.probe_targets(self.dev_items)
             value = self.head.metrics(torch.cat(scored, dim=1), truth, include)[self.select_by]
-        value = value.double()
+        # the best epoch has the largest score: the metric, or minus one that is lower-better
+        value = value.double() * (1.0 if higher_is_better(self.select_by) else -1.0)
         finite = self.probes.finite().reshape(-1)
         if self.select_by == "loss":  # a metric may be NaN legitimately (pearson of a constant)
             finite &= torch.isfinite(value)

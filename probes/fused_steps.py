@@ -15,11 +15,12 @@ from typing import Any
 
 from torch import Tensor
 
+from probes.batched_probes import BatchedProbes
 from probes.block_inputs import ROWS_IN_PLACE, SEEDS_OUTER
 from probes.blocks import Block
 from probes.config import TrainConfig
 from probes.heads import Head
-from probes.linear import BatchedProbes, LinearProbes
+from probes.linear import LinearProbes
 from probes.optim import MaskedAdamW
 from probes.torchscript import compiled
 

@@ -18,17 +18,22 @@ from torch import Tensor
 
 from probes import metrics
 from probes.inputs import TargetKind
+from probes.metric_table import metric_names
 
 
 class Head(ABC):
     """What a probe's outputs mean; `outputs` is the width of its last layer."""
 
     kind: TargetKind
-    primary: str
-    metric_names: tuple[str, ...]
+    primary: str  # the metric dev selection uses by default
 
     def __init__(self, outputs: int) -> None:
         self.outputs = outputs
+
+    @property
+    def metric_names(self) -> tuple[str, ...]:
+        """The head's metrics: the item-sum metrics of its kind in `probes.metric_table`."""
+        return metric_names("item_sums", self.kind)
 
     @abstractmethod
     def encode(self, targets: Tensor) -> Tensor:
@@ -63,7 +68,6 @@ class ClassificationHead(Head):
 
     kind = "classification"
     primary = "macro_f1"
-    metric_names = ("accuracy", "macro_f1", "micro_f1", "mcc")
 
     def encode(self, targets: Tensor) -> Tensor:
         return torch.nn.functional.one_hot(targets, self.outputs).float()
@@ -102,7 +106,6 @@ class MultiLabelHead(Head):
 
     kind = "multilabel"
     primary = "micro_f1"
-    metric_names = ("accuracy", "macro_f1", "micro_f1")
 
     def encode(self, targets: Tensor) -> Tensor:
         return targets.float()
@@ -133,7 +136,6 @@ class RegressionHead(Head):
 
     kind = "regression"
     primary = "pearson"
-    metric_names = ("pearson", "mse")
 
     def encode(self, targets: Tensor) -> Tensor:
         return targets.float()[..., None]

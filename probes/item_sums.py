@@ -22,28 +22,28 @@ from torch import Tensor
 
 from probes.errors import ProbeInputError
 from probes.inputs import TargetKind
-from probes.metrics import (
-    accuracy_from_counts,
-    macro_f1_from_counts,
-    mcc_from_counts,
-    multilabel_from_counts,
-    pearson_from_sums,
-)
+from probes.metric_table import ClassCounts, LabelCounts, Moments, from_sums, metric_names
 from probes.whole_counts import EXACT_LIMIT
 
 JACKKNIFE_BYTES = 1 << 28  # bound on one chunk of leave-one-out sums (memory, not results)
 
 
 class ItemSums(ABC):
-    """The per-item features of one target kind and the metrics of their sums."""
+    """The per-item features of one target kind and the metrics of their sums (the item-sum
+    formulas of `probes.metric_table`)."""
 
-    metric_names: tuple[str, ...]
+    kind: TargetKind
     dtype: torch.dtype
     whole = False  # every feature is 0, 1 or -1 (sums are exact whole numbers; whole_counts.py)
     shared_width = 0  # trailing features that depend on the targets only (shared by probes)
 
     def __init__(self, outputs: int) -> None:
         self.outputs = outputs
+
+    @property
+    def metric_names(self) -> tuple[str, ...]:
+        """The metrics these sums give: the item-sum metrics of the kind."""
+        return metric_names("item_sums", self.kind)
 
     @property
     @abstractmethod
@@ -88,7 +88,7 @@ class ItemSums(ABC):
 class ClassSums(ItemSums):
     """Single-label classes: `[tp one-hot | pred one-hot | true one-hot]` per item."""
 
-    metric_names = ("accuracy", "macro_f1", "micro_f1", "mcc")
+    kind = "classification"
     dtype = torch.float32
     whole = True
 
@@ -115,13 +115,7 @@ class ClassSums(ItemSums):
         self, sums: Float[Tensor, "*batch feature"], names: Sequence[str] | None = None
     ) -> dict[str, Float[Tensor, "*batch"]]:
         tp, pred, true = sums.double().split(self.outputs, dim=-1)
-        formulas = {
-            "accuracy": accuracy_from_counts,
-            "macro_f1": macro_f1_from_counts,
-            "micro_f1": accuracy_from_counts,
-            "mcc": mcc_from_counts,
-        }
-        return {m: formulas[m](tp, true, pred) for m in names or self.metric_names}
+        return from_sums(self.kind, ClassCounts(tp, true, pred), names or None)
 
     def jackknife(
         self,
@@ -143,7 +137,7 @@ class ClassSums(ItemSums):
 class LabelSums(ItemSums):
     """Label rows (multi-label): `[tp | fp | fn]` per label, then exact match and 1."""
 
-    metric_names = ("accuracy", "macro_f1", "micro_f1")
+    kind = "multilabel"
     dtype = torch.float32
     whole = True
 
@@ -164,8 +158,7 @@ class LabelSums(ItemSums):
     ) -> dict[str, Float[Tensor, "*batch"]]:
         s = sums.double()
         tp, fp, fn = s[..., : 3 * self.outputs].split(self.outputs, dim=-1)
-        values = multilabel_from_counts(tp, fp, fn, s[..., -2], s[..., -1])
-        return {m: values[m] for m in names or self.metric_names}
+        return from_sums(self.kind, LabelCounts(tp, fp, fn, s[..., -2], s[..., -1]), names or None)
 
 
 class ValueSums(ItemSums):
@@ -173,7 +166,7 @@ class ValueSums(ItemSums):
     both shifted by their mean over every given probe and item (well-conditioned moments; one
     shift for all probes, so features of different probes may be swapped item by item)."""
 
-    metric_names = ("pearson", "mse")
+    kind = "regression"
     dtype = torch.float64
 
     @property
@@ -192,12 +185,7 @@ class ValueSums(ItemSums):
     def metrics(
         self, sums: Float[Tensor, "*batch feature"], names: Sequence[str] | None = None
     ) -> dict[str, Float[Tensor, "*batch"]]:
-        n, sx, sy, sxx, syy, sxy, se = sums.double().unbind(-1)
-        values = {
-            "pearson": lambda: pearson_from_sums(n, sx, sy, sxx, syy, sxy),
-            "mse": lambda: se / n,
-        }
-        return {m: values[m]() for m in names or self.metric_names}
+        return from_sums(self.kind, Moments(*sums.double().unbind(-1)), names or None)
 
 
 def item_sums(head: TargetKind, outputs: int) -> ItemSums:

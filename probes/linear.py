@@ -1,154 +1,29 @@
-"""Batched probe parameters: P linear probes or one-hidden-layer MLPs.
+"""Linear probes, batched: `logits = x @ coef + intercept` for every probe of a grid.
 
-Training layout: every tensor is `[mask, site, seed, variant, *per-probe shape]` (sites outer,
-shared order) or `[mask, seed, site, variant, ...]` (seeds outer, per-seed order; see
-`blocks.py`), weights stored output-major (`[out, in]`, as `nn.Linear`) and activations
-feature-major (`[out, batch]`), the faster orientation for these skinny GEMMs. Training works in
-blocks of one mask and a range of (site, seed) units, whose slice of `[outer * inner, variant,
-...]` is contiguous.
-The variants of a (mask, site, seed) read the same input rows, so their first layer is one GEMM,
-`[variants * out, dim] @ [dim, batch]`, and all (site, seed) pairs of a block are one batched
-matmul. Each output row is its own dot product and bias and AdamW are elementwise, so fusing
-changes no probe's numbers. The training GEMMs run in the inputs' dtype (bfloat16 opt-in:
-weights cast per step, gradients accumulated into float32). Results (`export`) are in probe
-order (mask, seed, site, variant).
+The layouts are `probes.batched_probes`'s. Evaluation and stored results share one forward pass,
+`linear_outputs`: one GEMM per group of probes that read the same inputs (a site's probes),
+their weights side by side as columns.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
 import torch
-from jaxtyping import Bool, Float
+from jaxtyping import Float
 from torch import Tensor
 
+from probes.batched_probes import BatchedProbes, ParamSpec, per_site
 from probes.blocks import Block
-from probes.grid import ProbeGrid, ProbeLayout
-from probes.streams import keyed_generator
+from probes.grid import ProbeLayout
 
 
-@dataclass(frozen=True)
-class ParamSpec:
-    """One parameter: per-probe shape (weights `[out, in]`) and its layer's fan-in (the init
-    bound is 1/sqrt(fan_in), as `nn.Linear`)."""
-
-    shape: tuple[int, ...]
-    fan_in: int
-
-
-class BatchedProbes:
-    """Parameters, gradients and best-epoch copies of every probe of a grid."""
-
-    specs: dict[str, ParamSpec]
-
-    def __init__(self, layout: ProbeLayout, seeds_outer: bool = False) -> None:
-        self.layout, self.seeds_outer = layout, seeds_outer
-        m, s, t, v = layout.shape
-        outer = (s, t) if seeds_outer else (t, s)
-        self.params = {n: torch.empty(m, *outer, v, *sp.shape) for n, sp in self.specs.items()}
-        for i, seed in enumerate(layout.seeds):
-            gen = keyed_generator("init", seed)
-            for name, spec in self.specs.items():
-                bound = 1 / math.sqrt(spec.fan_in)
-                draw = torch.empty(spec.shape).uniform_(-bound, bound, generator=gen)
-                self.sites_outer(self.params[name])[:, :, i] = draw
-        self.grads = {n: torch.zeros_like(p) for n, p in self.params.items()}
-        self.best = {n: p.clone() for n, p in self.params.items()}
-
-    def to(self, device: torch.device) -> BatchedProbes:
-        """Move every tensor to `device`."""
-        for group in (self.params, self.grads, self.best):
-            for name in group:
-                group[name] = group[name].to(device)
-        return self
-
-    def sites_outer(self, t: Tensor) -> Tensor:
-        """A training-layout tensor as `[mask, site, seed, variant, ...]` (a view)."""
-        return t.transpose(1, 2) if self.seeds_outer else t
-
-    def unit_state_bytes(self) -> int:
-        """Bytes one (site, seed) unit trains with: its parameters of every variant, their
-        gradients and two AdamW moments."""
-        return 4 * sum(p[0, 0, 0].numel() * p.element_size() for p in self.params.values())
-
-    def keep_best(self, improved: Bool[Tensor, "mask seed site variant"]) -> None:
-        """Copy the current parameters of the improved probes into the best-epoch copies."""
-        flags = improved.transpose(1, 2)  # training layout [mask, site, seed, variant]
-        for name, param in self.params.items():
-            flag = flags.reshape(*flags.shape, *([1] * len(self.specs[name].shape)))
-            best = self.sites_outer(self.best[name])
-            best.copy_(torch.where(flag, self.sites_outer(param), best))
-
-    def finite(self) -> Bool[Tensor, "mask seed site variant"]:
-        """Whether every current parameter of each probe is finite (no NaN, no inf)."""
-        checks = [
-            self.sites_outer(p).isfinite().flatten(4).all(dim=-1) for p in self.params.values()
-        ]
-        return torch.stack(checks).all(dim=0).transpose(1, 2)  # from the training layout
-
-    def probe_order(self, t: Tensor) -> Tensor:
-        """A training-layout tensor as `[P, *per-probe shape]` in probe order."""
-        return self.sites_outer(t).transpose(1, 2).reshape(-1, *t.shape[4:])
-
-    def export(self, tensors: dict[str, Tensor]) -> dict[str, Tensor]:
-        """Per-probe CPU tensors `[P, ...]` in probe order, weights as `[P, in, out]`."""
-        out = {}
-        for name, t in tensors.items():
-            flat = self.probe_order(t).cpu()
-            out[name] = (flat.transpose(1, 2) if flat.ndim == 3 else flat).contiguous()
-        return out
-
-    @staticmethod
-    def units(t: Tensor, block: Block) -> Tensor:
-        """A training-layout tensor's block (mask, units) as `[unit, variant, ...]` (a view:
-        `[outer, inner]` flattened, then the block's range)."""
-        m, units = block
-        return t[m].flatten(0, 1)[units]
-
-    @staticmethod
-    def fused(t: Tensor, block: Block) -> Tensor:
-        """A block as `[unit, variant * out, ...]` (a view: the variants stacked along the
-        output)."""
-        t = BatchedProbes.units(t, block)
-        return t.view(t.shape[0], t.shape[1] * t.shape[2], *t.shape[3:])
-
-    @staticmethod
-    def per_probe(t: Tensor, block: Block) -> Tensor:
-        """A block as `[unit * variant, out, ...]` (a view)."""
-        t = BatchedProbes.units(t, block)
-        return t.view(t.shape[0] * t.shape[1], *t.shape[2:])
-
-    def forward(
-        self, block: Block, x: Float[Tensor, "group batch dim"]
-    ) -> tuple[Tensor, list[Tensor]]:
-        """Training logits `[unit, variant * out, batch]` of a block from its inputs
-        `[unit, batch, dim]`, and what `backward` needs."""
-        raise NotImplementedError
-
-    def backward(self, block: Block, x: Tensor, cache: list[Tensor], dlogits: Tensor) -> None:
-        """Write the gradients of a block into `self.grads`."""
-        raise NotImplementedError
-
-    def eval_weights(self, tensors: dict[str, Tensor]) -> list[Tensor]:
-        """`tensors` (`params` or `best`) arranged for `logits`, once per evaluation (a copy: it
-        used to be made for every chunk of items, 3.4 MB for the UPOS-sized grid)."""
-        raise NotImplementedError
-
-    def logits(
-        self, weights: list[Tensor], xs: Float[Tensor, "site item dim"]
-    ) -> Float[Tensor, "site item site_probe out"]:
-        """Evaluation logits (no dropout) of every probe on items `xs` (all grid sites) under
-        `eval_weights(...)`, in the site-major layout of one GEMM per site
-        (`ProbeLayout.from_site_major` gives `[P, ...]`)."""
-        raise NotImplementedError
-
-
-def _per_site(w: Tensor) -> Tensor:
-    """`[mask, site, seed, variant, out, *in]` -> `[site, *in, mask*seed*variant*out]`."""
-    t = w.shape[1]
-    moved = w.permute(1, *range(5, w.ndim), 0, 2, 3, 4)
-    return moved.reshape(t, *w.shape[5:], -1)
+def linear_outputs(
+    xs: Float[Tensor, "site item dim"],
+    coef: Float[Tensor, "site dim probe_out"],
+    bias: Float[Tensor, "site probe_out"],
+) -> Float[Tensor, "site item probe_out"]:
+    """`xs @ coef + bias` per site (columns: probe * out)."""
+    # bmm then the bias, as in `forward`: 76 vs 65 GFLOP/s for [13, 1897, 384] @ [384, 170]
+    return torch.bmm(xs, coef).add_(bias[:, None])
 
 
 class LinearProbes(BatchedProbes):
@@ -175,81 +50,21 @@ class LinearProbes(BatchedProbes):
         torch.sum(dlogits, dim=2, out=self.fused(self.grads["intercept"], block))
 
     def eval_weights(self, tensors: dict[str, Tensor]) -> list[Tensor]:
-        return [_per_site(self.sites_outer(tensors[n])) for n in ("coef", "intercept")]
+        return [per_site(self.sites_outer(tensors[n])) for n in ("coef", "intercept")]
 
     def logits(
         self, weights: list[Tensor], xs: Float[Tensor, "site item dim"]
     ) -> Float[Tensor, "site item site_probe out"]:
-        # bmm then the bias, as in `forward`: 76 vs 65 GFLOP/s for [13, 1897, 384] @ [384, 170]
         coef, bias = weights
-        y = torch.bmm(xs, coef).add_(bias[:, None])
+        y = linear_outputs(xs, coef, bias)
         return y.view(*y.shape[:2], -1, self.specs["intercept"].shape[0])
 
-
-class MLPProbes(BatchedProbes):
-    """One-hidden-layer MLP probes: `relu(x @ hidden_weight + hidden_bias) @ coef + intercept`."""
-
-    def __init__(
-        self, layout: ProbeLayout, dim: int, out: int, hidden: int, seeds_outer: bool = False
-    ) -> None:
-        self.specs = {
-            "hidden_weight": ParamSpec((hidden, dim), dim),
-            "hidden_bias": ParamSpec((hidden,), dim),
-            "coef": ParamSpec((out, hidden), hidden),
-            "intercept": ParamSpec((out,), hidden),
-        }
-        self.hidden = hidden
-        super().__init__(layout, seeds_outer)
-
-    def forward(
-        self, block: Block, x: Float[Tensor, "group batch dim"]
-    ) -> tuple[Tensor, list[Tensor]]:
-        p = self.params
-        w1, b1 = self.fused(p["hidden_weight"], block), self.fused(p["hidden_bias"], block)
-        if x.dtype != w1.dtype:
-            hid = torch.bmm(w1.to(x.dtype), x.transpose(1, 2)).float().add_(b1[..., None])
-        else:
-            hid = torch.baddbmm(b1[..., None], w1, x.transpose(1, 2))
-        hid = hid.relu_()
-        hid = hid.view(-1, self.hidden, x.shape[1])  # [unit * V, H, batch]
-        w2, b2 = self.per_probe(p["coef"], block), self.per_probe(p["intercept"], block)
-        out = torch.baddbmm(b2[..., None], w2, hid)  # [unit * V, C, batch]
-        return out.view(x.shape[0], -1, x.shape[1]), [hid]
-
-    def backward(self, block: Block, x: Tensor, cache: list[Tensor], dlogits: Tensor) -> None:
-        (hid,), grads = cache, self.grads
-        dout = dlogits.view(hid.shape[0], -1, x.shape[1])  # [unit * V, C, batch]
-        torch.bmm(dout, hid.transpose(1, 2), out=self.per_probe(grads["coef"], block))
-        torch.sum(dout, dim=2, out=self.per_probe(grads["intercept"], block))
-        w2 = self.per_probe(self.params["coef"], block)
-        dhid = torch.bmm(w2.transpose(1, 2), dout).mul_(hid > 0)  # [unit * V, H, batch]
-        dhid = dhid.view(x.shape[0], -1, x.shape[1])  # [unit, V * H, batch]
-        grad_w1 = self.fused(grads["hidden_weight"], block)
-        if x.dtype != grad_w1.dtype:
-            grad_w1.copy_(torch.bmm(dhid.to(x.dtype), x))
-        else:
-            torch.bmm(dhid, x, out=grad_w1)
-        torch.sum(dhid, dim=2, out=self.fused(grads["hidden_bias"], block))
-
-    def eval_weights(self, tensors: dict[str, Tensor]) -> list[Tensor]:
-        first = [_per_site(self.sites_outer(tensors[n])) for n in ("hidden_weight", "hidden_bias")]
-        w2 = self.probe_order(tensors["coef"]).transpose(1, 2)
-        return [*first, w2, self.probe_order(tensors["intercept"])[:, None]]
-
-    def logits(
-        self, weights: list[Tensor], xs: Float[Tensor, "site item dim"]
-    ) -> Float[Tensor, "site item site_probe out"]:
-        w1, b1, w2, b2 = weights
-        hid = torch.baddbmm(b1[:, None], xs, w1).relu_()
-        hid = self.layout.from_site_major(hid.view(*hid.shape[:2], -1, self.hidden))
-        out = torch.baddbmm(b2, hid, w2)
-        return self.layout.to_site_major(out)
-
-
-def make_probes(
-    grid: ProbeGrid, layout: ProbeLayout, dim: int, outputs: int, seeds_outer: bool
-) -> BatchedProbes:
-    """The grid's probes (linear or MLP) in the training layout, freshly initialised."""
-    if grid.kind == "mlp":
-        return MLPProbes(layout, dim, outputs, grid.hidden, seeds_outer)
-    return LinearProbes(layout, dim, outputs, seeds_outer)
+    @staticmethod
+    def stored_logits(
+        weights: dict[str, Tensor], x: Float[Tensor, "item dim"]
+    ) -> Float[Tensor, "probe item out"]:
+        coef = weights["coef"]  # [probe, dim, out]
+        p, d, c = coef.shape
+        columns = coef.permute(1, 0, 2).reshape(1, d, p * c)
+        y = linear_outputs(x[None], columns, weights["intercept"].reshape(1, p * c))
+        return y.view(-1, p, c).transpose(0, 1)

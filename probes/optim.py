@@ -12,9 +12,9 @@ import torch
 from torch import Tensor
 from torch.optim.adamw import adamw
 
+from probes.batched_probes import BatchedProbes
 from probes.blocks import Block
 from probes.config import TrainConfig
-from probes.linear import BatchedProbes
 
 
 class MaskedAdamW:

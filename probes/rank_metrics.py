@@ -31,8 +31,9 @@ from jaxtyping import Bool, Float, Int
 from torch import Tensor
 
 from probes.errors import ProbeConfigError
+from probes.metric_table import metric_names
 
-RANK_METRICS = ("auroc", "recall_at_fpr")
+RANK_METRICS = metric_names("ranks")  # the table's rank metrics, computed here by name
 DEFAULT_FPR = 0.01  # recall at 1 % false positives, as monitoring work reports (probelab)
 RANK_ELEMENTS = 1 << 22  # bound on one block of sorted weights (memory, not results)
 

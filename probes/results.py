@@ -35,9 +35,21 @@ from probes.heads import make_head
 from probes.intervals import SeedResampling, seed_mean_intervals
 from probes.predictions import FILE as TEST_FILE
 from probes.predictions import TestPredictions
+from probes.probe_kinds import probe_type
 from probes.sample_complexity import sample_complexity_columns
 
-TABLE_COLUMNS = ["site", "seed", "variant", "mask", "split", "metric", "value", "best_epoch"]
+TABLE_COLUMNS = [
+    "site",
+    "site_index",
+    "seed",
+    "variant",
+    "mask",
+    "split",
+    "metric",
+    "value",
+    "best_epoch",
+    "mask_kind",
+]
 MaskKind = Literal["train_fraction", "mdl_block", "mask_id"]
 MASK_KINDS: dict[str, MaskKind] = {
     "train_fraction": "train_fraction",
@@ -94,22 +106,16 @@ class ProbeResults:
     ) -> Float[Tensor, "probe row out"]:
         """Every probe's outputs on `feats` (the site axis the probes were trained on), or on
         its `rows` only (read one site at a time: no copy of those rows' features)."""
+        forward = probe_type(self.kind).stored_logits
         w = {n: t.to(feats.device) for n, t in self.weights.items()}
         sites = torch.tensor(self.probes.sort("probe")["site"].to_list())
         n = feats.shape[0] if rows is None else rows.shape[0]
         index = None if rows is None else rows.to(feats.device)
-        out = torch.empty(len(sites), n, w["coef"].shape[-1], device=feats.device)
+        out = torch.empty(len(sites), n, w["intercept"].shape[-1], device=feats.device)
         for site in sites.unique().tolist():
             at = (sites == site).nonzero().flatten().to(feats.device)
             x = feats[:, site] if index is None else feats[:, site].index_select(0, index)
-            x = x.float()
-            if "hidden_weight" in w:
-                hid = torch.einsum("nd,pdh->pnh", x, w["hidden_weight"][at])
-                x_p = (hid + w["hidden_bias"][at, None]).relu_()
-                out[at] = torch.baddbmm(w["intercept"][at, None], x_p, w["coef"][at])
-            else:
-                logits = torch.einsum("nd,pdc->pnc", x, w["coef"][at])
-                out[at] = logits + w["intercept"][at, None]
+            out[at] = forward({name: t[at] for name, t in w.items()}, x.float())
         return out
 
     def predict(
@@ -121,18 +127,19 @@ class ProbeResults:
         return make_head(self.head, logits.shape[-1]).predict(logits)
 
     def table(self) -> pl.DataFrame:
-        """Long table: site, seed, variant, mask, split, metric, value, best_epoch, and the
-        `site_name` of each site (null when `fit_probes` was given no names) and `mask_kind`
-        (what `mask` holds: train_fraction, mdl_block or mask_id)."""
-        names = self.site_names
-        name = pl.col("site").map_elements(
-            lambda i: names[i] if names is not None and 0 <= i < len(names) else None,
-            return_dtype=pl.String,
+        """Long table: site, site_index, seed, variant, mask, split, metric, value, best_epoch,
+        mask_kind. `site` is the site's name (`fit_probes(site_names=...)`; without names, its
+        index written out, "0", "1", ...), `site_index` its position on the features' site
+        axis, `mask_kind` what `mask` holds (train_fraction, mdl_block or mask_id)."""
+        index = self.probes["site"].unique().sort().to_list()
+        names = self.site_names or tuple(str(i) for i in range(max(index, default=-1) + 1))
+        name = pl.col("site_index").replace_strict(
+            {i: names[i] for i in index}, return_dtype=pl.String
         )
         return (
-            self.metrics.join(self.probes, on="probe")
+            self.metrics.join(self.probes.rename({"site": "site_index"}), on="probe")
+            .with_columns(site=name, mask_kind=pl.lit(self.mask_kind))
             .select(TABLE_COLUMNS)
-            .with_columns(site_name=name, mask_kind=pl.lit(self.mask_kind))
         )
 
     def summary(
@@ -145,8 +152,9 @@ class ProbeResults:
         seed: int = 0,
         device: torch.device | str | None = None,
     ) -> pl.DataFrame:
-        """Mean and (sample) standard deviation over seeds per site/variant/mask/split/metric,
-        and (`ci`, test split only) a bootstrap interval `ci_low`/`ci_high` of the seed mean.
+        """Mean and (sample) standard deviation over seeds per site/variant/mask/split/metric
+        (sites as in `table`: `site` name and `site_index`), and (`ci`, test split only) a
+        bootstrap interval `ci_low`/`ci_high` of the seed mean.
 
         The interval resamples the test items jointly for every probe and averages each
         resample over the seeds (`seeds="fixed"`): it covers the item-sampling variation of
@@ -155,7 +163,7 @@ class ProbeResults:
         covers both (Owen 2007). Method: BCa or percentile, as `scipy.stats.bootstrap`.
         Train and dev rows get null intervals. `ci=None`: no interval columns.
         """
-        keys = ["site", "variant", "mask", "split", "metric"]
+        keys = ["site", "site_index", "variant", "mask", "split", "metric"]
         frame = (
             self.table()
             .group_by(keys)
@@ -164,7 +172,7 @@ class ProbeResults:
                 std=pl.col("value").std(),
                 n_seeds=pl.col("seed").n_unique(),
             )
-            .sort(keys)
+            .sort(keys[1:])
         )
         if ci is None:
             return frame
@@ -177,8 +185,9 @@ class ProbeResults:
             seeds=seeds,
             seed=seed,
             device=device,
-        ).with_columns(split=pl.lit("test"))
-        return frame.join(intervals, on=keys, how="left").sort(keys)
+        ).rename({"site": "site_index"})
+        intervals = intervals.with_columns(split=pl.lit("test"))
+        return frame.join(intervals, on=keys[1:], how="left").sort(keys[1:])
 
     def selectivity(
         self,
@@ -202,13 +211,13 @@ class ProbeResults:
             raise ProbeConfigError(
                 "selectivity needs task and control probes: fit with ProbeGrid(control=True)."
             )
-        keys = ["site", "seed", "mask", "split", "metric"]
+        keys = ["site", "site_index", "seed", "mask", "split", "metric"]
         task = table.filter(variant="task").select(*keys, task="value")
         control = table.filter(variant="control").select(*keys, control="value")
         paired = task.join(control, on=keys).with_columns(
             selectivity=pl.col("task") - pl.col("control")
         )
-        groups = ["site", "mask", "split", "metric"]
+        groups = ["site", "site_index", "mask", "split", "metric"]
         frame = (
             paired.group_by(groups)
             .agg(
@@ -217,7 +226,7 @@ class ProbeResults:
                 pl.col("selectivity").mean(),
                 selectivity_std=pl.col("selectivity").std(),
             )
-            .sort(groups)
+            .sort(groups[1:])
         )
         if ci is None:
             return frame
@@ -230,9 +239,9 @@ class ProbeResults:
             test=test,
             seed=seed,
             device=device,
-        ).select("site", "mask", "metric", "ci_low", "ci_high", "p_value", "p_holm")
+        ).select("mask", "metric", "ci_low", "ci_high", "p_value", "p_holm", site_index="site")
         tested = tested.with_columns(split=pl.lit("test"))
-        return frame.join(tested, on=["site", "mask", "split", "metric"], how="left").sort(groups)
+        return frame.join(tested, on=groups[1:], how="left").sort(groups[1:])
 
     def compare(self, other: ProbeResults | None = None, **options: Any) -> pl.DataFrame:
         """Paired comparison of two sets of probes of these results (or against `other`, scored

@@ -21,10 +21,12 @@ import torch
 from jaxtyping import Bool, Float, Int
 from torch import Tensor
 
+from probes.metric_table import metric_names
 from probes.structural_trees import PaddedTrees, SentenceTrees
 
 StructuralKind = Literal["distance", "depth"]
-METRICS: dict[str, tuple[str, str]] = {"distance": ("uuas", "dspr"), "depth": ("root_acc", "nspr")}
+# (tree metric, Spearman metric) of each kind, in the order of `probes.metric_table`
+METRICS = {kind: metric_names("sentences", kind) for kind in ("distance", "depth")}
 SPEARMAN_LENGTHS = (5, 50)  # reporter.py: mean over sentence lengths 5..50 inclusive
 
 

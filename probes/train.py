@@ -55,10 +55,10 @@ from probes.inputs import (
     warn_absent_classes,
 )
 from probes.item_stream import ItemStream, Phases, whole_epoch
-from probes.linear import make_probes
 from probes.masks import per_seed, plan_masks
 from probes.mdl import block_bounds, grid_codelengths, uniform_codelength
 from probes.optim import MaskedAdamW
+from probes.probe_kinds import make_probes
 from probes.result_frames import codelength_frame, metrics_frame, unscored
 from probes.results import ProbeResults
 from probes.sample_complexity import with_loss_curves

@@ -4,7 +4,8 @@
   colour-blind-safe palette); its random-init twin has the same hue, lighter. Where one model is
   shown, pretrained and random keep two fixed colours.
 - A test set or probe variant keeps its line style (original solid, Mem-Exact dashed, ...).
-- Axis labels and titles use words (`LABELS`), never column names or abbreviations.
+- Axis labels and titles use words (a metric's label in `probes.metric_table`, else `LABELS`),
+  never column names or abbreviations.
 - `fit(fig)` grows a figure until nothing it draws (titles, tick labels, legends, colour bars)
   falls outside the canvas.
 """
@@ -17,6 +18,8 @@ from collections.abc import Iterable
 
 from matplotlib import colors as mcolors
 from matplotlib.figure import Figure
+
+from probes.metric_table import label as metric_label
 
 # Okabe & Ito (2008) colour-blind-safe palette, then matplotlib's tab10 for more models.
 PALETTE = (
@@ -60,11 +63,6 @@ READING_ORDER = {
 LABELS = {
     "mwr": "mean winning rate",
     "phenomenon_type": "phenomenon type",
-    "macro_f1": "macro-F1",
-    "micro_f1": "micro-F1",
-    "mcc": "Matthews correlation",
-    "accuracy": "accuracy",
-    "pearson": "Pearson correlation",
     "selectivity": "selectivity (task − control)",
     "drop_pct": "drop on the filtered test set (%)",
     "mem_exact": "Mem-Exact",
@@ -78,17 +76,14 @@ LABELS = {
     "model": "model",
     "task": "task",
     "value": "feature value",
-    "uuas": "UUAS",
-    "dspr": "DSpr.",
-    "root_acc": "root accuracy",
-    "nspr": "NSpr.",
 }
 MAX_INCHES = 16.0  # no figure grows wider or taller than this
 
 
 def label(name: object) -> str:
-    """The words for a column, metric or test-set name."""
-    return LABELS.get(str(name), str(name).replace("_", " "))
+    """The words for a metric (its label in `probes.metric_table`), column or test-set name."""
+    words = metric_label(str(name)) or LABELS.get(str(name))
+    return words or str(name).replace("_", " ")
 
 
 def short_model(name: object) -> str:

@@ -44,10 +44,9 @@ class ProbeRun:
 
     def rows(self, suite: str = "", unit: str = "") -> pl.DataFrame:
         """Every probe's metrics in `suites.schema.RESULTS_SCHEMA` (sites by name)."""
-        table = self.results.table().drop("site_name", "mask_kind").rename({"site": "site_index"})
-        frame = table.join(site_columns(self.sites), on="site_index").drop(
-            "site_index", "best_epoch"
-        )
+        layers = site_columns(self.sites).drop("site")  # sites named as `fit_probes` was told
+        frame = self.results.table().join(layers, on="site_index")
+        frame = frame.drop("site_index", "best_epoch", "mask_kind")
         return conform(
             frame,
             model=self.model,

@@ -19,7 +19,9 @@ sweep merges; `TASK_SCHEMA` (in `suites.tasks`) is what goes in. Columns:
   mask             the train fraction the probe saw (1.0 = all of train; FlashHolmes 1/2 ...)
   split            "train", "dev", "test", or "test:<subset>" for a subset of the test split
                    (edge probing's heuristic-filtered sets, e.g. "test:mem_exact")
-  metric           accuracy, macro_f1, micro_f1, mcc, pearson, compression, ...
+  metric           a metric of `probes.metric_table` (accuracy, macro_f1, pearson, auroc,
+                   uuas, ...; its label and direction there) or a suite's own (compression,
+                   majority_accuracy, ...)
   value            the metric's value
   unit             the id of the unit of work that produced the row (resumable runs, sweeps)
 

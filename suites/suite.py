@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import polars as pl
 
 from internals import Subject
+from probes.metric_table import METRICS
 from suites.datasets import DataSource
 from suites.overrides import OverrideError, apply, apply_probe_settings
 from suites.tasks import Task
@@ -86,9 +87,19 @@ class Suite:
     summary: ClassVar[str]  # one line for `--help`
     config_type: ClassVar[type[Any]]  # its frozen config dataclass (declares `probe_fields`)
     manifest_names: ClassVar[tuple[str, ...]] = ()  # the `suite` values of its manifests
-    headline_metrics: ClassVar[tuple[str, ...]] = ("accuracy",)  # first one present leads
+    # the metrics its reports lead with (the first one present); names of `probes.metric_table`
+    headline_metrics: ClassVar[tuple[str, ...]] = ("accuracy",)
     extra_keys: ClassVar[dict[str, str]] = {}  # sweep keys `table_values` turns into fields
     derived_fields: ClassVar[tuple[str, ...]] = ()  # config fields set from `extra_keys`
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        unknown = [m for m in cls.headline_metrics if m not in METRICS]
+        if unknown:
+            raise TypeError(
+                f"{cls.__name__}.headline_metrics: {unknown} are not in probes.metric_table;"
+                f" use some of {list(METRICS)} or add the metric there."
+            )
 
     def table_values(self, table: dict[str, Any], base: Path) -> dict[str, Any]:
         """A sweep `[[suites]]` table's values (or `lingprobe run` flags), ready for the

@@ -1,5 +1,6 @@
 """docs/extending.md runs: its Python blocks in one namespace, the suite it adds through
-`lingprobe run` and a sweep (the same rows), its probe kind through the overrides and its
+`lingprobe run` and a sweep (the same rows), its probe kind through the overrides, its metric
+record through the trainer, the bootstrap, dev selection and the plots' labels, and its
 dataset entry through the registry's reader."""
 
 from __future__ import annotations
@@ -15,10 +16,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 import torch
+from sklearn.metrics import balanced_accuracy_score
 
+from probes import ProbeGrid, TrainConfig, fit_probes, random_splits
+from probes.metric_table import METRICS
 from suites.cli import main
 from suites.datasets.registry import _data_file
 from suites.overrides import OverrideError, apply_probe_settings
+from suites.plot_style import label
 from suites.registry import SUITES
 from suites.schema import RESULTS_SCHEMA
 from suites.sweep import load_config, run_sweep
@@ -89,6 +94,26 @@ def test_the_probe_kind_takes_its_settings_and_refuses_others(page):
     nearest = centroid(train, labels, test, config.centroid)  # euclidean: (1.5, 0.05) is nearer
     assert nearest.tolist() == [0, 0]
     assert centroid(train, labels, test, changed.centroid).tolist() == [1, 0]  # by direction
+
+
+def test_the_metric_record_is_reported_resampled_selected_and_labelled(page, monkeypatch):
+    record = page["BALANCED_ACCURACY"]
+    monkeypatch.setitem(METRICS, record.name, record)  # as if appended to `_RECORDS`
+    gen = torch.Generator().manual_seed(0)
+    feats = torch.randn(300, 2, 6, generator=gen)
+    labels = (feats[:, 1, 0] > 0.8).long() + (feats[:, 1, 1] > 1.0).long()  # unbalanced
+    splits = random_splits(300)
+    config = TrainConfig(epochs=3, lr=1e-2, select_by="balanced_accuracy")
+    res = fit_probes(feats, labels, splits, ProbeGrid(seeds=(0,)), config, progress=False)
+    pred = res.predict(feats[splits.test])
+    table = res.table().filter(split="test", metric="balanced_accuracy")
+    for probe, site in res.probes.select("probe", "site").iter_rows():
+        want = balanced_accuracy_score(labels[splits.test].numpy(), pred[probe].numpy())
+        assert table.filter(site_index=site)["value"].item() == pytest.approx(want, abs=1e-12)
+    summary = res.summary(n_resamples=200).filter(split="test", metric="balanced_accuracy")
+    assert summary.height == 2
+    assert ((summary["ci_low"] <= summary["mean"]) & (summary["mean"] <= summary["ci_high"])).all()
+    assert label("balanced_accuracy") == "balanced accuracy"
 
 
 def test_the_dataset_entry_reads_and_its_hash_is_the_files(page):

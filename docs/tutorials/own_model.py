@@ -42,8 +42,16 @@ feats = subject.features(task.items(), sites=chosen, store=out / "store", progre
 
 # 4. Probes: one batched optimisation over sites x seeds x task/control.
 grid = ProbeGrid(seeds=(0,), control=True)
+names = [s.name for s in chosen]  # the table's `site` column; `site_index` is the position
 result = fit_probes(
-    feats, task.targets, task.splits, grid, TrainConfig(epochs=2), keys=task.keys, progress=False
+    feats,
+    task.targets,
+    task.splits,
+    grid,
+    TrainConfig(epochs=2),
+    keys=task.keys,
+    site_names=names,
+    progress=False,
 )
 write_table(result.table(), out / "probes.parquet")
 print(result.table().filter(split="test", metric="accuracy"))

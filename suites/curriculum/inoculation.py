@@ -86,9 +86,9 @@ def inoculation(
             num_classes=len(task.labels),
             progress=False,
         )
-        table = result.table().drop("site_name", "mask_kind").filter(variant="task")
+        table = result.table().filter(variant="task").drop("site", "mask_kind")
         if config.ci is not None:
-            keys = ["site", "mask", "split", "metric"]
+            keys = ["site_index", "mask", "split", "metric"]
             bounds = result.summary(
                 config.ci, n_resamples=config.n_resamples, seed=config.split_seed
             )
@@ -102,7 +102,7 @@ def inoculation(
         tables.append(table.drop("variant", "mask").with_columns(input=pl.lit(name)))
     return (
         pl.concat(tables)
-        .join(feats.site_table(), on="site")
+        .join(feats.site_table(), left_on="site_index", right_on="site")
         .with_columns(phenomenon=pl.lit(task.phenomenon))
         .select(
             "phenomenon",
@@ -110,7 +110,7 @@ def inoculation(
             "n_per_label",
             "n_train",
             "seed",
-            "site",
+            pl.col("site_index").alias("site"),
             "site_name",
             "layer",
             "split",

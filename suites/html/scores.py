@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import polars as pl
 
+from probes.metric_table import METRICS, higher_is_better
 from probes.scores import seed_scores
 from suites.schema import model_label
 
-HEADLINE = ("accuracy", "macro_f1", "micro_f1", "uuas", "root_acc", "pearson", "mcc")
 SITE_KEYS = ["model", "init", "suite", "task", "phenomenon", "phenomenon_type", "site", "layer"]
 TASK_KEYS = ["model", "init", "suite", "task", "phenomenon", "phenomenon_type"]
 
 
 def headline_metrics(rows: pl.DataFrame) -> pl.DataFrame:
-    """`task, metric`: the first metric of `HEADLINE` each task has (else its first metric)."""
+    """`task, metric`: each task's first metric in the order of `probes.metric_table` (else
+    its first metric by name)."""
     present = rows.select("task", "metric").unique()
-    rank = {m: i for i, m in enumerate(HEADLINE)}
+    rank = {m: i for i, m in enumerate(METRICS)}
     return (
         present.with_columns(order=pl.col("metric").replace_strict(rank, default=len(rank)))
         .sort("task", "order", "metric")
@@ -39,25 +40,24 @@ def site_scores(rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def best_first(scores: pl.DataFrame) -> pl.DataFrame:
+    """Rows from the best score down (the lowest first for a metric whose `higher_is_better`
+    is False in `probes.metric_table`), missing scores last."""
+    lower = {m: -1.0 for m in METRICS if not higher_is_better(m)}
+    sign = pl.col("metric").replace_strict(lower, default=1.0, return_dtype=pl.Float64)
+    return scores.sort(pl.col("score") * sign, descending=True, nulls_last=True)
+
+
 def task_scores(sites: pl.DataFrame) -> pl.DataFrame:
     """One test score per subject and task: at the site with the best dev score (the best test
     site where no dev rows exist; a baseline's only row)."""
     test = sites.filter(pl.col("split") == "test")
     dev = sites.filter(pl.col("split") == "dev")
     keys = [*TASK_KEYS, "subject"]
-    picked = (
-        dev.sort("score", descending=True, nulls_last=True)
-        .group_by(keys, maintain_order=True)
-        .first()
-        .select(*keys, "site")
-    )
+    picked = best_first(dev).group_by(keys, maintain_order=True).first().select(*keys, "site")
     chosen = test.join(picked, on=[*keys, "site"], how="semi", nulls_equal=True)
     missing = test.join(picked, on=keys, how="anti", nulls_equal=True)
-    best = (
-        missing.sort("score", descending=True, nulls_last=True)
-        .group_by(keys, maintain_order=True)
-        .first()
-    )
+    best = best_first(missing).group_by(keys, maintain_order=True).first()
     return pl.concat([chosen, best.select(chosen.columns)]).select(
         *keys, "layer", "metric", "score"
     )

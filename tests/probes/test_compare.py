@@ -25,6 +25,7 @@ from probes import (
     permutation_test,
     random_splits,
 )
+from probes.metric_table import metric_names
 from probes.predictions import compact_ids
 from probes.rank_metrics import RANK_METRICS
 from probes.resampling import seed_counts
@@ -91,11 +92,12 @@ def test_summary_intervals_are_the_seed_mean_bootstrap(fitted: ProbeResults) -> 
     weights = torch.zeros(1, fitted.probes.height, dtype=torch.float64)
     weights[0, members] = 0.5
     low, high = confidence_interval(reps.combine(weights), 0.95, "bca")
-    row = test_rows.filter(site=2, variant="task", metric="macro_f1").row(0, named=True)
+    row = test_rows.filter(site_index=2, variant="task", metric="macro_f1").row(0, named=True)
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((float(low[0]), float(high[0])))
     assert row["mean"] == pytest.approx(float(reps.combine(weights).point[0]))
     assert fitted.summary(ci=None).columns == [
         "site",
+        "site_index",
         "variant",
         "mask",
         "split",
@@ -131,7 +133,7 @@ def test_summary_with_resampled_seeds(fitted: ProbeResults) -> None:
     counts = seed_counts(2, 300, 0).double()
     boot = (counts.T * reps.boot[members]).sum(0) / 2
     low, high = torch.quantile(boot, torch.tensor([0.025, 0.975], dtype=torch.float64))
-    row = both.filter(site=1, variant="control", metric="accuracy").row(0, named=True)
+    row = both.filter(site_index=1, variant="control", metric="accuracy").row(0, named=True)
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((float(low), float(high)))
 
 
@@ -147,7 +149,7 @@ def test_layer_against_layer(fitted: ProbeResults) -> None:
     means = fitted.summary(ci=None).filter(split="test", metric="accuracy")
     for row in table.iter_rows(named=True):
         at = means.filter(variant=row["variant"])
-        want = at.filter(site=2)["mean"].item() - at.filter(site=0)["mean"].item()
+        want = at.filter(site_index=2)["mean"].item() - at.filter(site_index=0)["mean"].item()
         assert row["difference"] == pytest.approx(want)
         assert row["ci_low"] <= row["difference"] <= row["ci_high"] and row["n_pairs"] == 2
     task = table.filter(variant="task").row(0, named=True)
@@ -170,10 +172,10 @@ def test_selectivity_columns_equal_compare(fitted: ProbeResults) -> None:
         left_where={"variant": "task"},
         right_where={"variant": "control"},
         n_resamples=200,
-        metrics=["accuracy", "macro_f1", "micro_f1", "mcc"],
+        metrics=list(metric_names("item_sums", "classification")),
     ).filter(metric="accuracy")
     for row in sel.iter_rows(named=True):
-        want = direct.filter(site=row["site"]).row(0, named=True)
+        want = direct.filter(site=row["site_index"]).row(0, named=True)
         assert row["selectivity"] == pytest.approx(want["difference"])
         assert row["p_value"] == pytest.approx(want["p_value"])
         assert row["ci_low"] == pytest.approx(want["ci_low"])
@@ -192,7 +194,7 @@ def test_selectivity_columns_equal_compare(fitted: ProbeResults) -> None:
         outputs=4,
         metrics=["accuracy"],
     )["accuracy"]
-    assert sel.filter(site=1)["p_value"].item() == pytest.approx(float(p[0]))
+    assert sel.filter(site_index=1)["p_value"].item() == pytest.approx(float(p[0]))
 
 
 def test_pretrained_against_random_is_paired_across_results(

@@ -141,7 +141,7 @@ def test_erase_then_probe_loses_the_concept_not_the_task() -> None:
 
     def acc(table, eraser):
         rows = table.filter(eraser=eraser, split="test", metric="accuracy")
-        return rows.sort("site")["value"].to_list()
+        return rows.sort("site_index")["value"].to_list()
 
     majority = float(torch.bincount(z[codes == 2]).max()) / int((codes == 2).sum())
     assert all(a > majority + 0.2 for a in acc(concept, "none"))

@@ -62,7 +62,8 @@ def test_fitted_results_report_auroc_with_intervals(tmp_path: Path) -> None:
     test = splits.test.nonzero().flatten()
     probs = torch.softmax(res.logits(data.feats).double(), -1)[:, test]
     y = data.labels[test].numpy()
-    for row in table.join(res.probes, on=["site", "seed"]).iter_rows(named=True):
+    probes = res.probes.rename({"site": "site_index"})  # the probe frame's `site` is the index
+    for row in table.join(probes, on=["site_index", "seed"]).iter_rows(named=True):
         ref = roc_auc_score(y, probs[row["probe"]].numpy(), multi_class="ovr", average="macro")
         assert row["value"] == pytest.approx(ref, abs=1e-5)
     assert res.table().filter(metric="auroc", split="train").height == 0
@@ -72,7 +73,8 @@ def test_fitted_results_report_auroc_with_intervals(tmp_path: Path) -> None:
     assert (summary["mean"] <= summary["ci_high"]).all()
     alone = seed_mean_intervals(res.probes, res.test, ci=0.9, n_resamples=200, metrics=["auroc"])
     assert alone["metric"].unique().to_list() == ["auroc"]
-    both = summary.join(alone, on=["site", "variant", "mask", "metric"])
+    alone = alone.rename({"site": "site_index"})
+    both = summary.join(alone, on=["site_index", "variant", "mask", "metric"])
     assert (both["ci_low"] == both["ci_low_right"]).all()
     res.save(tmp_path / "r")
     loaded = ProbeResults.load(tmp_path / "r")

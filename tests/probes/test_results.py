@@ -147,7 +147,7 @@ def test_table_names_sites_and_masks(tmp_path):
         feats, targets, splits, grid, config, progress=False, site_names=["embed", "layer.1"]
     )
     table = named.table()
-    assert dict(table.select("site", "site_name").unique().iter_rows()) == {
+    assert dict(table.select("site_index", "site").unique().iter_rows()) == {
         0: "embed",
         1: "layer.1",
     }
@@ -156,7 +156,8 @@ def test_table_names_sites_and_masks(tmp_path):
     again = ProbeResults.load(tmp_path / "r")
     assert again.table().equals(table)
     plain = fit_probes(feats, targets, splits, ProbeGrid(seeds=(0,)), config, progress=False)
-    assert plain.table()["site_name"].null_count() == plain.table().height
+    unnamed = plain.table().select("site_index", "site").unique().sort("site_index")
+    assert unnamed.rows() == [(0, "0"), (1, "1")]  # no names given: the index, written out
     masks = torch.zeros(2, 60, dtype=torch.bool)
     masks[0, :20], masks[1, :40] = True, True
     explicit = ProbeGrid(seeds=(0,), train_masks=masks)
@@ -164,3 +165,25 @@ def test_table_names_sites_and_masks(tmp_path):
     assert set(by_mask.table()["mask_kind"]) == {"mask_id"}
     with pytest.raises(ProbeInputError, match="site_names: 1 names for 2 sites"):
         fit_probes(feats, targets, splits, grid, config, progress=False, site_names=["x"])
+
+
+@pytest.mark.parametrize("kind", ["linear", "mlp"])
+def test_stored_probes_run_their_kinds_forward_pass(synthetic: Synthetic, kind: str) -> None:
+    """`logits` equals the hand-written forward pass of the stored weights, and its
+    predictions are the ones the evaluation stored for the test items."""
+    splits = random_splits(240)
+    grid = ProbeGrid(seeds=[0, 1], control=True, kind=kind, hidden=8)  # type: ignore[arg-type]
+    res = fit_probes(synthetic.feats, synthetic.labels, splits, grid, FAST, progress=False)
+    assert res.kind == kind
+    rows = torch.tensor([3, 0, 17, 5])
+    got = res.logits(synthetic.feats, rows)
+    w = res.weights
+    for row in res.probes.iter_rows(named=True):
+        p, x = row["probe"], synthetic.feats[rows, row["site"]]
+        if kind == "mlp":
+            x = torch.relu(x @ w["hidden_weight"][p] + w["hidden_bias"][p])
+        want = x @ w["coef"][p] + w["intercept"][p]
+        torch.testing.assert_close(got[p], want, atol=1e-5, rtol=1e-5)
+    test = res.test
+    assert test is not None
+    assert torch.equal(res.predict(synthetic.feats, test.items), test.pred.long())

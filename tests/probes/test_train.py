@@ -12,6 +12,7 @@ from sklearn.metrics import accuracy_score, f1_score
 
 from probes import ProbeGrid, TrainConfig, fit_probes, random_splits
 from probes.inputs import type_ids
+from probes.metric_table import metric_names
 from probes.train import RING, STEP_CHUNK
 from tests.probes.conftest import Synthetic, make_synthetic
 from tests.probes.reference import train_reference_probe
@@ -132,7 +133,7 @@ def test_one_probe_equals_textbook_training(
     test = splits.test
     pred = (synthetic.feats[test, 2] @ ref["coef"] + ref["intercept"]).argmax(-1).numpy()
     truth = ref["y"][test].numpy()
-    scores = res.table().filter(split="test", site=2, seed=5, variant=variant)
+    scores = res.table().filter(split="test", site_index=2, seed=5, variant=variant)
     got = dict(zip(scores["metric"], scores["value"]))
     assert got["accuracy"] == pytest.approx(accuracy_score(truth, pred))
     assert got["macro_f1"] == pytest.approx(f1_score(truth, pred, average="macro"))
@@ -144,7 +145,7 @@ def test_probes_learn_where_the_signal_is(synthetic: Synthetic) -> None:
     res = fit_probes(
         synthetic.feats, synthetic.labels, splits, ProbeGrid(seeds=[0]), config, progress=False
     )
-    acc = res.table().filter(split="test", metric="accuracy").sort("site")["value"].to_list()
+    acc = res.table().filter(split="test", metric="accuracy").sort("site_index")["value"].to_list()
     assert acc[0] < 0.5 < 0.9 < acc[2]
     assert res.coef_.shape == (3, 4, 8) and res.intercept_.shape == (3, 4)  # sklearn layout
 
@@ -157,13 +158,13 @@ def test_multilabel_and_regression_heads_learn() -> None:
     config = TrainConfig(epochs=15, batch_size=16, lr=3e-2, dropout=0.0)
     value = feats[:, 1, 0] - feats[:, 1, 1]
     reg = fit_probes(feats, value, splits, ProbeGrid(seeds=[0]), config, progress=False)
-    r = reg.table().filter(split="test", metric="pearson").sort("site")["value"].to_list()
+    r = reg.table().filter(split="test", metric="pearson").sort("site_index")["value"].to_list()
     assert abs(r[0]) < 0.3 and r[1] > 0.95
     multi = torch.stack([feats[:, 1, 0] > 0, feats[:, 1, 2] > 0.5, feats[:, 1, 3] < 0], 1)
     res = fit_probes(feats, multi.long(), splits, ProbeGrid(seeds=[0]), config, progress=False)
-    f1 = res.table().filter(split="test", metric="micro_f1").sort("site")["value"].to_list()
+    f1 = res.table().filter(split="test", metric="micro_f1").sort("site_index")["value"].to_list()
     assert f1[1] > 0.85 > f1[0]
-    assert set(res.table()["metric"].unique()) == {"accuracy", "macro_f1", "micro_f1"}
+    assert set(res.table()["metric"].unique()) == set(metric_names("item_sums", "multilabel"))
 
 
 def test_table_has_every_split_metric_and_best_epoch(synthetic: Synthetic) -> None:
@@ -180,6 +181,7 @@ def test_table_has_every_split_metric_and_best_epoch(synthetic: Synthetic) -> No
     table = res.table()
     assert table.columns == [
         "site",
+        "site_index",
         "seed",
         "variant",
         "mask",
@@ -187,13 +189,15 @@ def test_table_has_every_split_metric_and_best_epoch(synthetic: Synthetic) -> No
         "metric",
         "value",
         "best_epoch",
-        "site_name",
         "mask_kind",
     ]
-    assert table.height == 12 * (3 * 4 + 2)  # 4 metrics per split; auroc, recall_at_fpr on test
+    assert table["site"].dtype == pl.String and table["site_index"].dtype == pl.Int64
+    # the head's metrics on every split, the rank metrics (auroc, recall_at_fpr) on test
+    per_probe = 3 * len(metric_names("item_sums", "classification")) + len(metric_names("ranks"))
+    assert table.height == 12 * per_probe
     assert table["best_epoch"].is_between(1, CONFIG.epochs).all()
-    summary = res.summary().filter(split="test", metric="accuracy", variant="task", site=2)
-    values = table.filter(split="test", metric="accuracy", variant="task", site=2)["value"]
+    summary = res.summary().filter(split="test", metric="accuracy", variant="task", site="2")
+    values = table.filter(split="test", metric="accuracy", variant="task", site_index=2)["value"]
     assert summary["mean"][0] == pytest.approx(values.mean())
     assert summary["std"][0] == pytest.approx(values.std())
     assert isinstance(summary, pl.DataFrame)

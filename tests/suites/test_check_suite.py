@@ -13,12 +13,14 @@ import tomllib
 import polars as pl
 import pytest
 
+from probes.metric_table import METRICS
 from suites.cli import build_parser, main
 from suites.commands.run import SHARED, _shown, option, own_fields
 from suites.overrides import OverrideError, apply, apply_probe_settings, probe_owners
+from suites.plot_style import label
 from suites.registry import SUITES
 from suites.schema import RESULTS_SCHEMA
-from suites.suite import with_probe
+from suites.suite import Suite, with_probe
 from suites.sweep import load_config, run_sweep
 from suites.sweep.errors import SweepConfigError
 from suites.sweep.parse import parse_config
@@ -209,3 +211,13 @@ def test_a_probe_key_a_suite_cannot_use_names_the_suite_and_the_key(tmp_path):
         parse_config(tomllib.loads(text), base=tmp_path)
     with pytest.raises(OverrideError, match="cannot use the probe setting `kind`"):
         with_probe(SUITES["structural"].config_type(), kind="mlp")
+
+
+def test_headline_metrics_and_plot_labels_read_the_metric_table():
+    for suite in SUITES.values():
+        assert set(suite.headline_metrics) <= set(METRICS), suite.name
+    with pytest.raises(TypeError, match=r"headline_metrics: \['f1'\] are not in probes.metric"):
+        type("Unknown", (Suite,), {"headline_metrics": ("f1",)})
+    for name, record in METRICS.items():
+        assert label(name) == record.label
+    assert label("n_per_label") == "training examples per label"  # other columns: LABELS

@@ -45,7 +45,8 @@ def inoculation_loop(
                 )
                 tables.append(
                     result.table()
-                    .drop("variant", "mask")
+                    .drop("variant", "mask", "site")  # inoculation's `site` is the index
+                    .rename({"site_index": "site"})
                     .with_columns(
                         input=pl.lit(name),
                         n_per_label=pl.lit(size),

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from internals import Site
+from probes.metric_table import metric_names
 from suites.curriculum import (
     CurriculumConfig,
     NLIFeatures,
@@ -69,8 +70,9 @@ def test_inoculation_grid_equals_one_call_per_subsample(toy) -> None:
     loop = inoculation_loop(task, feats, CONFIG, ("pair", "hypothesis"))
     keys = ["input", "n_per_label", "seed", "site", "split", "metric"]
     joined = table.join(loop, on=keys, suffix="_loop")
-    # 4 metrics per split, and AUROC and recall at FPR on the test split
-    assert joined.height == table.height == loop.height == 2 * 3 * 2 * 2 * (3 * 4 + 2)
+    # the head's metrics on every split, the rank metrics on the test split
+    per_probe = 3 * len(metric_names("item_sums", "classification")) + len(metric_names("ranks"))
+    assert joined.height == table.height == loop.height == 2 * 3 * 2 * 2 * per_probe
     assert (joined["best_epoch"] == joined["best_epoch_loop"]).all()
     assert (joined["n_train"] == joined["n_train_loop"]).all()
     assert (joined["value"] - joined["value_loop"]).abs().max() < 1e-9

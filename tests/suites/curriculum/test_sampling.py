@@ -51,6 +51,10 @@ def test_probe_probabilities_reproduce_fit_probes_metrics():
         probs = probe_probabilities(result, x[test])
         assert torch.allclose(probs.sum(-1), torch.ones(probs.shape[:2], dtype=probs.dtype))
         ours = subset_metrics(probs, TARGETS[test], torch.ones(int(test.sum())))["accuracy"]
-        table = result.table().filter(split="test", metric="accuracy").sort("site", "seed")
-        theirs = result.probes.join(table, on=["site", "seed"]).sort("probe")["value"].to_numpy()
+        table = result.table().filter(split="test", metric="accuracy")
+        theirs = (
+            result.probes.join(table, left_on=["site", "seed"], right_on=["site_index", "seed"])
+            .sort("probe")["value"]
+            .to_numpy()
+        )
         assert torch.allclose(ours, torch.tensor(theirs), atol=1e-9)

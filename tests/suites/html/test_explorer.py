@@ -51,6 +51,23 @@ def test_task_scores_take_the_layer_dev_picks(folder):
     assert control["selectivity"][0] == pytest.approx(control["score"][0] - control["control"][0])
 
 
+def test_the_dev_pick_follows_the_metrics_direction():
+    """A lower-better metric (mse in `probes.metric_table`) picks the layer of the lowest dev
+    score; a higher-better one the highest."""
+    rows = []
+    for metric, dev in (("mse", [0.9, 0.2, 0.5]), ("pearson", [0.1, 0.3, 0.8])):
+        for layer, score in enumerate(dev):
+            for split, value in (("dev", score), ("test", 10.0 * layer)):
+                rows.append(
+                    {"model": "m", "init": "pretrained", "suite": "s", "task": metric,
+                     "phenomenon": "", "phenomenon_type": "", "subject": "m",
+                     "site": f"l{layer}", "layer": layer, "split": split, "metric": metric,
+                     "score": value}
+                )  # fmt: skip
+    picked = task_scores(pl.DataFrame(rows)).sort("task")
+    assert picked.select("task", "layer").rows() == [("mse", 1), ("pearson", 2)]
+
+
 def test_cli_writes_one_self_contained_file(folder, tmp_path, capsys):
     target = tmp_path / "explorer.html"
     assert main(["report", str(folder), "--html", "--out", str(target)]) == 0
