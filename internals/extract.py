@@ -93,68 +93,117 @@ def extract_features(
     with bar as report:
         if store is None:
             return subject.compute(items, sites, reading, report)
-        dtype = store_dtype or torch.float32
-        settings = {**reading.key(), "dtype": str(dtype)}
-        data_key = data_fingerprint(items, settings)
-        meta = {**subject.describe(), **settings, "items": len(items), "shard_size": shard_size}
-        subject_key = subject.content_key()
-        shelf = ActivationStore(store, subject_key, data_key, meta)
-        segments = Segments.of(items, width)
-        shelf.record_segments(segments)
-        elsewhere: SpanIndex | None = None  # rows stored under other item lists, looked up once
-        shape = (len(items), len(sites), width * subject.dim)
-        out = None if lazy else torch.empty(shape)
+        run = _StoreRun(subject, items, width, sites, reading, store, store_dtype, shard_size)
+        run.report = report
+        out = None if lazy else torch.empty(run.shape)
         checksums: list[list[str]] = [[] for _ in sites]
         for shard in range(math.ceil(len(items) / shard_size)):
+            have = run.shard(shard, keep=lazy)
             rows = slice(shard * shard_size, min(len(items), (shard + 1) * shard_size))
-            chunk = items[rows]
-            shard_shape = (len(chunk), width * subject.dim)
-            have = {site: shelf.load(site, shard, shard_shape, dtype) for site in sites}
-            missing = [site for site, tensor in have.items() if tensor is None]
-            if missing:
-                elsewhere = elsewhere or SpanIndex.of(store, subject_key, settings)
-                block = _missing_rows(
-                    subject, chunk, missing, reading, report, dtype, elsewhere,
-                    segments.of_items(rows), rows.start, shelf, shard, lazy,
-                )  # fmt: skip
-                for k, site in enumerate(missing):
-                    have[site] = block[:, k]
-            else:
-                report(ProgressStep(len(chunk)))
             for k, site in enumerate(sites):
-                tensor = have[site]
-                assert tensor is not None
                 if out is None:
-                    checksums[k].append(shard_checksum(tensor))
+                    checksums[k].append(shard_checksum(have[site]))
                 else:
-                    out[rows, k] = tensor.float()
+                    out[rows, k] = have[site].float()
         if out is not None:
             return out
-        return _feature_set(shelf, shape, sites, dtype, shard_size, checksums, meta)
+        return _feature_set(run, checksums)
 
 
-def _feature_set(
-    shelf: ActivationStore,
-    shape: tuple[int, int, int],
-    sites: Sequence[Site],
-    dtype: torch.dtype,
+def extract_shards(
+    subject: FeatureSource,
+    items: Sequence[SpanItem],
+    sites: SiteSpec,
+    shards: range,
+    *,
+    reading: Reading,
+    store: str | Path,
+    store_dtype: torch.dtype | None,
     shard_size: int,
-    checksums: list[list[str]],
-    meta: dict[str, Any],
-) -> FeatureSet:
+) -> None:
+    """Compute (or find verified) shards number `shards` of `items`' folder in `store`, keeping
+    none in memory: the part of `extract_features(..., lazy=True)` one worker does when the items
+    are split by shards across workers. The folder, keys and values are those one process
+    writes; `extract_features` over all the items then finds every shard and indexes them."""
+    check_store_options(store, store_dtype, shard_size)
+    check_lazy(True, store, store_dtype)
+    width = validate_items(items)
+    resolved = site_rules.resolve(subject, sites)
+    run = _StoreRun(subject, items, width, resolved, reading, store, store_dtype, shard_size)
+    for shard in shards:
+        run.shard(shard, keep=True)
+
+
+class _StoreRun:
+    """One item list's folder in the store: each shard's rows loaded when there and verified,
+    else read from other lists' rows or computed, then saved."""
+
+    def __init__(
+        self,
+        subject: FeatureSource,
+        items: Sequence[SpanItem],
+        width: int,
+        sites: Sequence[Site],
+        reading: Reading,
+        store: str | Path,
+        store_dtype: torch.dtype | None,
+        shard_size: int,
+    ) -> None:
+        self.subject, self.items, self.sites, self.reading = subject, items, sites, reading
+        self.store, self.shard_size = store, shard_size
+        self.report: Any = lambda step: None  # progress: the caller's callback, or none
+        self.dtype = store_dtype or torch.float32
+        self.settings = {**reading.key(), "dtype": str(self.dtype)}
+        data_key = data_fingerprint(items, self.settings)
+        self.meta = {
+            **subject.describe(), **self.settings, "items": len(items), "shard_size": shard_size
+        }  # fmt: skip
+        self.subject_key = subject.content_key()
+        self.shelf = ActivationStore(store, self.subject_key, data_key, self.meta)
+        self.segments = Segments.of(items, width)
+        self.shelf.record_segments(self.segments)
+        self.elsewhere: SpanIndex | None = None  # rows stored under other lists, looked up once
+        self.width = width * subject.dim
+        self.shape = (len(items), len(sites), self.width)
+
+    def shard(self, shard: int, keep: bool) -> dict[Site, Tensor]:
+        """Each site's rows of shard number `shard`, in the store's dtype (saved when computed;
+        with `keep`, saved too when every row was read from another list)."""
+        rows = slice(shard * self.shard_size, min(len(self.items), (shard + 1) * self.shard_size))
+        chunk = self.items[rows]
+        shard_shape = (len(chunk), self.width)
+        have = {site: self.shelf.load(site, shard, shard_shape, self.dtype) for site in self.sites}
+        missing = [site for site, tensor in have.items() if tensor is None]
+        if missing:
+            self.elsewhere = self.elsewhere or SpanIndex.of(
+                self.store, self.subject_key, self.settings
+            )
+            block = _missing_rows(
+                self.subject, chunk, missing, self.reading, self.report, self.dtype,
+                self.elsewhere, self.segments.of_items(rows), rows.start, self.shelf, shard, keep,
+            )  # fmt: skip
+            for k, site in enumerate(missing):
+                have[site] = block[:, k]
+        else:
+            self.report(ProgressStep(len(chunk)))
+        return {site: tensor for site, tensor in have.items() if tensor is not None}
+
+
+def _feature_set(run: _StoreRun, checksums: list[list[str]]) -> FeatureSet:
     """Index the store's shards of these sites (written last) and open them as a feature set."""
-    names = tuple(site.name for site in sites)
+    names = tuple(site.name for site in run.sites)
+    meta = {key: value for key, value in run.meta.items() if isinstance(value, str | int | float)}
     index = FeatureIndex(
-        shape=shape,
-        dtype=str(dtype).removeprefix("torch."),
+        shape=run.shape,
+        dtype=str(run.dtype).removeprefix("torch."),
         site_names=names,
         site_folders=names,
-        shard_size=shard_size,
-        owner=shelf.owner,
+        shard_size=run.shard_size,
+        owner=run.shelf.owner,
         checksums=tuple(tuple(row) for row in checksums),
-        meta={key: value for key, value in meta.items() if isinstance(value, str | int | float)},
+        meta=meta,
     )
-    path = shelf.folder / f"featureset-{fingerprint(list(names))}.json"
+    path = run.shelf.folder / f"featureset-{fingerprint(list(names))}.json"
     index.save(path)
     return FeatureSet(path, index)
 

@@ -17,15 +17,13 @@ from suites.cli import main
 
 COMMON = ["--models", "minilm", "--layers", "all", "--seeds", "2", "--epochs", "2"]
 COMMON += ["--quiet", "--data", "samples"]
+EDGE = ["edge", "--task", "conllu:deprel", "--train-file", "ud-english-ewt:train"]
+EDGE += ["--test-file", "ud-english-ewt:dev", "--limit-sentences", "12"]
 RUNS = {
     # sentences, no reduction: the store's shards are the feature set
     "holmes": (["holmes", "--tasks", "blimp-causative", "--limit-blimp-pairs", "40"], "500KiB"),
     # two spans per item, their mean: a derived feature set streamed beside the shards
-    "edge-deprel": (
-        ["edge", "--task", "conllu:deprel", "--train-file", "ud-english-ewt:train"]
-        + ["--test-file", "ud-english-ewt:dev", "--limit-sentences", "12"],
-        "3MiB",
-    ),
+    "edge-deprel": (EDGE, "3MiB"),
 }
 
 

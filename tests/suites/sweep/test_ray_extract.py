@@ -53,6 +53,9 @@ def test_two_workers_write_one_store_equal_to_one_process(ray_instance, tmp_path
     assert isinstance(fs, FeatureSet) and fs.shape == alone.shape == (len(WORDS), 3, 384)
     assert fs.site_names == alone.site_names
     assert torch.equal(fs.to_tensor(), alone.to_tensor())
-    # the store holds each worker's run of items, and the whole list read from them
+    # the workers wrote the whole list's shards into one folder, each shard once
     lists = [json.loads(p.read_text()) for p in (tmp_path / "store").glob("*/*/meta.json")]
-    assert sorted(m["items"] for m in lists) == [len(WORDS) - 16, 16, len(WORDS)]
+    assert [m["items"] for m in lists] == [len(WORDS)]
+    shards = sorted(p.relative_to(fs.folder) for p in fs.folder.glob("*/shard-*.safetensors"))
+    assert len(shards) == 3 * -(-len(WORDS) // 4) == 3 * fs.index.shards
+    assert fs.index.owner == alone.index.owner  # the same folder a single process writes
