@@ -99,16 +99,21 @@ def extract_shards(
     store: str | Path,
     store_dtype: torch.dtype | None,
     shard_size: int,
+    window_bytes: int | None = None,
 ) -> None:
     """Compute (or find verified) shards number `shards` of `items`' folder in `store`, keeping
-    none in memory: the part of `extract_features(..., lazy=True)` one worker does when the items
-    are split by shards across workers. The folder, keys and values are those one process
-    writes; `extract_features` over all the items then finds every shard and indexes them."""
+    one window in memory: the part of `extract_features(..., lazy=True)` one worker does when the
+    items are split by whole windows of shards across workers. The folder, keys and values are
+    those one process writes; `extract_features` over all the items then finds every shard and
+    indexes them. `window_bytes` (default `internals.store_run.WINDOW_BYTES`, which one process
+    uses): the features computed in one call."""
     check_store_options(store, store_dtype, shard_size)
     check_lazy(True, store, store_dtype)
     width = validate_items(items)
     resolved = site_rules.resolve(subject, sites)
-    run = StoreRun(subject, items, width, resolved, reading, store, store_dtype, shard_size)
+    run = StoreRun(
+        subject, items, width, resolved, reading, store, store_dtype, shard_size, window_bytes
+    )
     for _ in run.shards(shards, keep=True):
         pass
 

@@ -32,11 +32,12 @@ from internals.store import ActivationStore, data_fingerprint
 WINDOW_BYTES = 1 << 26  # features of the shards computed in one call (memory, not results)
 
 
-def window_shards(shard_size: int, sites: int, width: int) -> int:
+def window_shards(shard_size: int, sites: int, width: int, window_bytes: int | None = None) -> int:
     """Shards per window: window number k holds shards k * n to (k + 1) * n - 1, so the rows
     computed together (and their float rounding) do not depend on which shards a call asks
     for; a run of whole windows computed elsewhere equals the same run computed here."""
-    return max(1, WINDOW_BYTES // (shard_size * sites * width * 4))
+    limit = WINDOW_BYTES if window_bytes is None else window_bytes
+    return max(1, limit // (shard_size * sites * width * 4))
 
 
 @runtime_checkable
@@ -78,9 +79,11 @@ class StoreRun:
         store: str | Path,
         store_dtype: torch.dtype | None,
         shard_size: int,
+        window_bytes: int | None = None,
     ) -> None:
         """Open (and create) the folder of `items` read with `reading`; `width`: the items'
-        segments each (`validate_items`)."""
+        segments each (`validate_items`); `window_bytes`: default `WINDOW_BYTES`."""
+        self.window_bytes = WINDOW_BYTES if window_bytes is None else window_bytes
         self.subject, self.items, self.sites, self.reading = subject, items, sites, reading
         self.store, self.shard_size = store, shard_size
         self.report: Callable[[ProgressStep], Any] = lambda step: None  # the caller's progress
@@ -106,7 +109,7 @@ class StoreRun:
         """`(shard, rows of each site)` for every shard of `numbers`, in order, in the store's
         dtype; what is computed is saved (with `keep`, also a shard whose every row was read
         from another list: a feature set needs it here)."""
-        per_window = window_shards(self.shard_size, len(self.sites), self.width)
+        per_window = window_shards(self.shard_size, len(self.sites), self.width, self.window_bytes)
         start = numbers.start
         while start < numbers.stop:  # windows start at multiples of `per_window` shards
             stop = min(numbers.stop, (start // per_window + 1) * per_window)

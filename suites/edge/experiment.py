@@ -181,8 +181,8 @@ def score_subject(
         predictions = kept.pred.long() if task.target_type == "classification" else kept.pred
     else:
         test_feats = feats.read(items=test_rows) if isinstance(feats, FeatureSet) else feats
-        rows = None if isinstance(feats, FeatureSet) else test_rows
-        predictions = run.results.predict(test_feats, rows)
+        which = None if isinstance(feats, FeatureSet) else test_rows
+        predictions = run.results.predict(test_feats, which)
     del feats  # one subject's features at a time (see run_edge)
     truth = task.targets[test_rows]
     subsets = {ORIGINAL: torch.ones(len(test_rows), dtype=torch.bool)}
