@@ -1,10 +1,12 @@
 """The extraction loop: validate, then compute or load each shard of pooled features.
 
-With a store, it goes shard by shard (`shard_size` items): each shard's rows are loaded when the
-store holds them and computed (then saved) when it does not. In memory (`lazy=False`) the shards
-are copied into one tensor returned at the end; lazily (`lazy=True`) nothing is kept past its
-shard, and an index of the shards is written last and returned as a `FeatureSet`, so memory holds
-one shard's rows (and the batch being computed) however many items there are.
+With a store, it goes shard by shard (`shard_size` items, `internals.store_run`): each shard's
+rows are loaded when the store holds them and computed (then saved) when it does not, the rows to
+compute gathered over a window of shards of about 64 MiB of features and computed in one call. In
+memory (`lazy=False`) the shards are copied into one tensor returned at the end; lazily
+(`lazy=True`) nothing is kept past its window, and an index of the shards is written last and
+returned as a `FeatureSet`, so memory holds one window's rows (and the batch being computed)
+however many items there are.
 
 It works on anything shaped like a subject (`FeatureSource`), so `internals.subject` imports it and
 not the other way round.
@@ -18,50 +20,27 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Protocol
 
-import numpy as np
 import torch
 from jaxtyping import Float
 from torch import Tensor
 
 from internals import sites as site_rules
-from internals.errors import ItemError, OptionError
+from internals.errors import OptionError
 from internals.items import SpanItem, validate_items
-from internals.progress import ProgressBar, ProgressCallback, ProgressStep
+from internals.progress import ProgressBar, ProgressCallback
 from internals.reading import Reading
-from internals.sae_sites import feature_width
-from internals.segments import Segments
-from internals.sites import HasSites, Site, SiteSpec
-from internals.span_reuse import SpanIndex
-from internals.store import ActivationStore, data_fingerprint, fingerprint
+from internals.sites import HasSites, SiteSpec
+from internals.store import fingerprint
+from internals.store_run import Computes, StoreRun
 from lingprobe.feature_index import DTYPES, FeatureIndex
 from lingprobe.feature_set import FeatureSet
 from lingprobe.shards import shard_checksum
 
 
-class FeatureSource(HasSites, Protocol):
+class FeatureSource(HasSites, Computes, Protocol):
     """What the loop needs of a subject: identity, width, and `compute`."""
 
-    name: str
-    dim: int
     fingerprint: str
-
-    def describe(self) -> dict[str, Any]:
-        """Identity for the store's metadata."""
-        ...
-
-    def content_key(self) -> str:
-        """The store's key for the subject as it is now."""
-        ...
-
-    def compute(
-        self,
-        items: Sequence[SpanItem],
-        sites: Sequence[Site],
-        reading: Reading,
-        progress: ProgressCallback | None = None,
-    ) -> Float[Tensor, "item site dim"]:
-        """Pooled features of validated items at checked sites."""
-        ...
 
 
 def extract_features(
@@ -86,7 +65,6 @@ def extract_features(
     check_lazy(lazy, store, store_dtype)
     width = validate_items(items)
     sites = site_rules.resolve(subject, sites)
-    dim = feature_width(sites, subject.dim)  # an SAE site's rows hold its latents
     bar: Any = (
         nullcontext(progress)
         if callable(progress)
@@ -95,112 +73,68 @@ def extract_features(
     with bar as report:
         if store is None:
             return subject.compute(items, sites, reading, report)
-        dtype = store_dtype or torch.float32
-        settings = {**reading.key(), "dtype": str(dtype)}
-        data_key = data_fingerprint(items, settings)
-        meta = {**subject.describe(), **settings, "items": len(items), "shard_size": shard_size}
-        subject_key = subject.content_key()
-        shelf = ActivationStore(store, subject_key, data_key, meta)
-        segments = Segments.of(items, width)
-        shelf.record_segments(segments)
-        elsewhere: SpanIndex | None = None  # rows stored under other item lists, looked up once
-        shape = (len(items), len(sites), width * dim)
-        out = None if lazy else torch.empty(shape)
+        run = StoreRun(subject, items, width, sites, reading, store, store_dtype, shard_size)
+        run.report = report
+        out = None if lazy else torch.empty(run.shape)
         checksums: list[list[str]] = [[] for _ in sites]
-        for shard in range(math.ceil(len(items) / shard_size)):
-            rows = slice(shard * shard_size, min(len(items), (shard + 1) * shard_size))
-            chunk = items[rows]
-            shard_shape = (len(chunk), width * dim)
-            have = {site: shelf.load(site, shard, shard_shape, dtype) for site in sites}
-            missing = [site for site, tensor in have.items() if tensor is None]
-            if missing:
-                elsewhere = elsewhere or SpanIndex.of(store, subject_key, settings)
-                block = _missing_rows(
-                    subject, dim, chunk, missing, reading, report, dtype, elsewhere,
-                    segments.of_items(rows), rows.start, shelf, shard, lazy,
-                )  # fmt: skip
-                for k, site in enumerate(missing):
-                    have[site] = block[:, k]
-            else:
-                report(ProgressStep(len(chunk)))
+        for shard, have in run.shards(range(math.ceil(len(items) / shard_size)), keep=lazy):
+            rows = run.rows(shard)
             for k, site in enumerate(sites):
-                tensor = have[site]
-                assert tensor is not None
                 if out is None:
-                    checksums[k].append(shard_checksum(tensor))
+                    checksums[k].append(shard_checksum(have[site]))
                 else:
-                    out[rows, k] = tensor.float()
+                    out[rows, k] = have[site].float()
         if out is not None:
             return out
-        return _feature_set(shelf, shape, sites, dtype, shard_size, checksums, meta)
+        return _feature_set(run, checksums)
 
 
-def _feature_set(
-    shelf: ActivationStore,
-    shape: tuple[int, int, int],
-    sites: Sequence[Site],
-    dtype: torch.dtype,
+def extract_shards(
+    subject: FeatureSource,
+    items: Sequence[SpanItem],
+    sites: SiteSpec,
+    shards: range,
+    *,
+    reading: Reading,
+    store: str | Path,
+    store_dtype: torch.dtype | None,
     shard_size: int,
-    checksums: list[list[str]],
-    meta: dict[str, Any],
-) -> FeatureSet:
+    window_bytes: int | None = None,
+) -> None:
+    """Compute (or find verified) shards number `shards` of `items`' folder in `store`, keeping
+    one window in memory: the part of `extract_features(..., lazy=True)` one worker does when the
+    items are split by whole windows of shards across workers. The folder, keys and values are
+    those one process writes; `extract_features` over all the items then finds every shard and
+    indexes them. `window_bytes` (default `internals.store_run.WINDOW_BYTES`, which one process
+    uses): the features computed in one call."""
+    check_store_options(store, store_dtype, shard_size)
+    check_lazy(True, store, store_dtype)
+    width = validate_items(items)
+    resolved = site_rules.resolve(subject, sites)
+    run = StoreRun(
+        subject, items, width, resolved, reading, store, store_dtype, shard_size, window_bytes
+    )
+    for _ in run.shards(shards, keep=True):
+        pass
+
+
+def _feature_set(run: StoreRun, checksums: list[list[str]]) -> FeatureSet:
     """Index the store's shards of these sites (written last) and open them as a feature set."""
-    names = tuple(site.name for site in sites)
+    names = tuple(site.name for site in run.sites)
+    meta = {key: value for key, value in run.meta.items() if isinstance(value, str | int | float)}
     index = FeatureIndex(
-        shape=shape,
-        dtype=str(dtype).removeprefix("torch."),
+        shape=run.shape,
+        dtype=str(run.dtype).removeprefix("torch."),
         site_names=names,
         site_folders=names,
-        shard_size=shard_size,
-        owner=shelf.owner,
+        shard_size=run.shard_size,
+        owner=run.shelf.owner,
         checksums=tuple(tuple(row) for row in checksums),
-        meta={key: value for key, value in meta.items() if isinstance(value, str | int | float)},
+        meta=meta,
     )
-    path = shelf.folder / f"featureset-{fingerprint(list(names))}.json"
+    path = run.shelf.folder / f"featureset-{fingerprint(list(names))}.json"
     index.save(path)
     return FeatureSet(path, index)
-
-
-def _missing_rows(
-    subject: FeatureSource,
-    dim: int,
-    chunk: Sequence[SpanItem],
-    missing: list[Site],
-    reading: Reading,
-    report: Any,
-    dtype: torch.dtype,
-    elsewhere: SpanIndex,
-    segments: Segments,
-    first: int,
-    shelf: ActivationStore,
-    shard: int,
-    keep: bool,
-) -> Tensor:
-    """One shard's rows at the `missing` sites, `[item, site, width * dim]` in `dtype`: the
-    items whose every segment the store holds under another item list are read from there, the
-    rest computed. The shard is saved unless every item was read from elsewhere (its rows stay
-    where they are, found again next time) and `keep` is False (a feature set needs it here)."""
-    block = torch.empty(len(chunk), len(missing), segments.width * dim, dtype=dtype)
-    served = elsewhere.fill(segments, missing, block, dim)
-    todo = np.nonzero(~served)[0]
-    if len(todo) < len(chunk):
-        report(ProgressStep(len(chunk) - len(todo)))
-    if len(todo) == 0:
-        if keep:
-            for k, site in enumerate(missing):
-                shelf.save(site, shard, block[:, k])
-        return block
-    try:
-        computed = subject.compute([chunk[i] for i in todo.tolist()], missing, reading, report)
-    except ItemError as error:
-        raise error.moved(lambda index: first + int(todo[index])) from None
-    if len(todo) == len(chunk):
-        block = computed.to(dtype)
-    else:
-        block[torch.from_numpy(todo)] = computed.to(dtype)
-    for k, site in enumerate(missing):
-        shelf.save(site, shard, block[:, k])
-    return block
 
 
 STORE_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)

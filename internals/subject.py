@@ -114,10 +114,10 @@ class Subject(ABC):
         callback receiving a `ProgressStep` after each batch.
 
         `lazy=True` (with `store`) returns a `FeatureSet` over the store's shards instead of one
-        tensor: extraction then holds one shard of `shard_size` items and the batch being
-        computed, however many items there are, and the features are read from disk by sites
-        and items when needed (`fs.read(...)`, `fs[items, sites]`, `fs.to_tensor()`); their
-        values equal those `lazy=False` returns.
+        tensor: extraction then holds one window of shards (about 64 MiB of features) and the
+        batch being computed, however many items there are, and the features are read from
+        disk by sites and items when needed (`fs.read(...)`, `fs[items, sites]`,
+        `fs.to_tensor()`); their values equal those `lazy=False` returns.
 
         Examples:
             >>> from internals import SpanItem, load_subject

@@ -137,17 +137,39 @@ class FeatureSet:
         return self.read()
 
     def read(
-        self, sites: Sites | None = None, items: Items | None = None
+        self,
+        sites: Sites | None = None,
+        items: Items | None = None,
+        *,
+        out: Float[Tensor, "item site dim"] | None = None,
     ) -> Float[Tensor, "item site dim"]:
         """Features of `items` (default all) at site numbers `sites` (default all), float32 on
         the CPU, in the order asked; only the shards that hold them are read and verified.
 
         `sites`: site numbers (a list, range, integer array or tensor; negative from the last).
         `items`: a slice, item numbers (negative from the last), or a boolean mask over items.
+        `out`: a CPU tensor `[item, site, dim]` (float32 or the stored dtype, a view is fine) to
+        read into and return: a caller that reuses one spares the fresh memory's page faults,
+        which cost more than the read itself.
         """
         site_list = self._site_numbers(sites)
         rows = self._item_numbers(items)
-        out = torch.empty(len(rows), len(site_list), self.shape[2], dtype=torch.float32)
+        shape = (len(rows), len(site_list), self.shape[2])
+        if out is None:
+            out = torch.empty(shape, dtype=torch.float32)
+        elif (
+            tuple(out.shape) != shape
+            or out.device.type != "cpu"
+            or out.dtype
+            not in (
+                torch.float32,
+                self.dtype,
+            )
+        ):
+            raise FeatureSetIndexError(
+                f"out is {out.dtype} {tuple(out.shape)} on {out.device}; give a CPU tensor of"
+                f" shape {shape} in torch.float32 or {self.dtype}, or out=None"
+            )
         if len(rows) == 0:
             return out
         shard_of = rows // self.shard_size
@@ -265,4 +287,4 @@ def _copy_rows(
     ):
         out[start : start + n, k].copy_(values[first : first + n])
     else:
-        out[torch.from_numpy(where), k] = values[torch.from_numpy(local)].float()
+        out[torch.from_numpy(where), k] = values[torch.from_numpy(local)].to(out.dtype)

@@ -77,9 +77,8 @@ def item_major_reader(
         shards = max(1, READ_BYTES // (features.shard_size * len(chosen) * dim * 4))
         step = shards * features.shard_size
         for start in range(0, n_items, step):
-            part = features.read(sites=chosen, items=slice(start, start + step))
+            part = features.read(chosen, slice(start, start + step), out=out[start : start + step])
             check_features(part, f"feats (FeatureSet sites {chosen})")
-            out[start : start + step] = part
         return out
 
     return read
@@ -94,9 +93,8 @@ def site_major_reader(features: FeatureSet, sites: Sequence[int]) -> Read:
         out = torch.empty(len(group), n_items, dim)
         for j, position in enumerate(group):
             site = sites[position]
-            one = features.read(sites=[site])
+            one = features.read(sites=[site], out=out[j].unsqueeze(1))
             check_features(one, f"X (FeatureSet site {site})")
-            out[j] = one[:, 0]
         return out
 
     return read

@@ -6,23 +6,30 @@ Features are extracted `FEATURE_CHUNK` items at a time into one preallocated ten
 store's dtype, e.g. float16, which `fit_probes` widens per minibatch), with an optional
 per-chunk reduction (e.g. averaging the two spans of a pair), so extraction never holds more
 than one chunk's working copies beside the result.
+
+With a store and a memory budget (`TrainConfig.memory`, `--memory`), nothing is materialised:
+the features are extracted lazily into the store (`subject.features(..., lazy=True)`, one shard
+at a time), a per-chunk reduction is streamed into a derived `FeatureSet` beside the shards, and
+`fit_probes` reads the `FeatureSet` by groups of sites that fit the budget (`task_feature_set`).
 """
 
 from __future__ import annotations
 
 import ctypes
 import gc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import polars as pl
 import torch
 from torch import Tensor
 
-from internals import Site, Subject
+from internals import FeatureSet, FeatureSetError, Site, Subject
 from internals import sites as site_rules
 from internals.progress import ProgressBar
+from internals.store import fingerprint
 from probes import ProbeGrid, ProbeResults, TrainConfig, fit_probes
 from suites.schema import conform, score_table, site_columns
 from suites.tasks import Task
@@ -103,6 +110,65 @@ def task_features(
     return out
 
 
+def task_feature_set(
+    subject: Subject,
+    task: Task,
+    sites: Sequence[Site] | None = None,
+    *,
+    store: str | Path,
+    pool: str = "mean",
+    store_dtype: torch.dtype | None = None,
+    reduce: Callable[[Tensor], Tensor] | None = None,
+    memory: int | None = None,
+    progress: bool = True,
+) -> FeatureSet:
+    """`task_features` on disk: the task's items extracted lazily into `store` (one shard held
+    at a time) and returned as a `FeatureSet`, never one `[item, site, dim]` tensor. With
+    `reduce`, its output is streamed chunk by chunk into a derived feature set in
+    `store/derived/` named by the extracted features' content key and the reduction (reused when
+    it is there and verifies), so memory holds one chunk of at most `FEATURE_CHUNK` items, fewer
+    where `memory` (bytes) asks: a chunk read in float32 and its reduction fit it."""
+    chosen = list(sites) if sites is not None else site_rules.every_layer(subject)
+    extracted: FeatureSet = subject.features(  # type: ignore[call-overload]
+        task.items(),
+        chosen,
+        pool=pool,  # type: ignore[arg-type]
+        store=store,
+        store_dtype=store_dtype,
+        progress=progress,
+        lazy=True,
+    )
+    if reduce is None:
+        return extracted
+    folder = Path(store) / "derived" / fingerprint([extracted.key, reduction_name(reduce)])
+    try:
+        return FeatureSet.open(folder)
+    except FeatureSetError:
+        pass  # absent, or not complete: written (again) below
+
+    _, n_sites, width = extracted.shape
+    rows = FEATURE_CHUNK if memory is None else memory // (2 * n_sites * width * 4)
+    rows = max(1, min(FEATURE_CHUNK, rows))
+
+    def reduced() -> Iterator[Tensor]:
+        for start in range(0, len(extracted), rows):
+            yield reduce(extracted.read(items=slice(start, start + rows)))
+
+    return FeatureSet.write(
+        folder, reduced(), extracted.site_names, dtype=extracted.dtype, overwrite=True
+    )
+
+
+def reduction_name(reduce: Callable[[Tensor], Tensor]) -> str:
+    """A stable name for a per-chunk reduction (a function, or a `functools.partial` of one
+    with its arguments), for the key of the feature set it derives."""
+    if isinstance(reduce, partial):
+        arguments = [repr(a) for a in reduce.args]
+        arguments += [f"{k}={v!r}" for k, v in sorted(reduce.keywords.items())]
+        return f"{reduction_name(reduce.func)}({', '.join(arguments)})"
+    return f"{getattr(reduce, '__module__', '')}.{getattr(reduce, '__qualname__', repr(reduce))}"
+
+
 def release_memory(young_only: bool = False) -> None:
     """Collect reference cycles (a backend's trace may leave some that hold tensors) and hand
     the C heap's free pages back to the system (glibc's `malloc_trim`; elsewhere a no-op), so
@@ -135,16 +201,26 @@ def probe_task(
     pool: str = "mean",
     store: str | Path | None = None,
     store_dtype: torch.dtype | None = None,
-    features: Tensor | None = None,
+    features: Tensor | FeatureSet | None = None,
     device: str | torch.device | None = None,
     progress: bool = True,
 ) -> ProbeRun:
-    """Extract (or take) features and train the whole probe grid on them in one optimisation."""
+    """Extract (or take) features and train the whole probe grid on them in one optimisation.
+
+    With a `store` and `config.memory`, the features stay on disk (`task_feature_set`) and the
+    grid reads them by groups of sites within the budget; the results equal the in-memory fit."""
     chosen = tuple(sites) if sites is not None else tuple(site_rules.every_layer(subject))
-    feats = (
-        features
-        if features is not None
-        else task_features(
+    config = config or TrainConfig()
+    feats: Tensor | FeatureSet
+    if features is not None:
+        feats = features
+    elif store is not None and config.memory is not None:
+        feats = task_feature_set(
+            subject, task, chosen, store=store, pool=pool, store_dtype=store_dtype,
+            progress=progress,
+        )  # fmt: skip
+    else:
+        feats = task_features(
             subject,
             task,
             chosen,
@@ -153,13 +229,12 @@ def probe_task(
             store_dtype=store_dtype,
             progress=progress,
         )
-    )
     results = fit_probes(
         feats,
         task.targets,
         task.splits,
         grid or ProbeGrid(),
-        config or TrainConfig(),
+        config,
         keys=task.keys,
         num_classes=task.num_classes if task.target_type == "classification" else None,
         device=device,

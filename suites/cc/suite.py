@@ -1,5 +1,9 @@
 """The comparative-correlative suite in the suite contract: one unit per controlled feature
-(and one for a labelled corpus, when the config names one)."""
+(and one for a labelled corpus, when the config names one).
+
+Its features are held in memory, not read from a `FeatureSet`: one row per generated sentence
+(thousands), standardised per site with the train rows' statistics before one batched logistic
+regression; its settings (`SyntaxProbeConfig`) take no `memory`."""
 
 from __future__ import annotations
 

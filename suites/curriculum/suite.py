@@ -5,6 +5,11 @@ cross-distribution) into its folder; its result rows are the inoculation curves:
 `curriculum-<phenomenon>` (the full pair input) and `curriculum-<phenomenon>/hypothesis-only`,
 with `mask` holding the examples per label the probes were trained on (10, 50, ...).
 Zero-shot and fine-tuning need an NLI classifier: `lingprobe curriculum-nli`.
+
+Its features are held in memory, not read from a `FeatureSet`: every analysis builds its inputs
+from the premise and hypothesis halves of all items (their concatenation, `|p-h|`, `p*h`, the
+hypothesis alone) and PVI and cross-distribution score items across analyses, so no analysis
+reads one site group alone; the NLI sets are thousands of pairs.
 """
 
 from __future__ import annotations

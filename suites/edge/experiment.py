@@ -19,7 +19,7 @@ import polars as pl
 import torch
 from torch import Tensor
 
-from internals import Site, Subject
+from internals import FeatureSet, Site, Subject
 from probes import ProbeGrid, TrainConfig, classification_metrics, multilabel_metrics
 from suites.edge.heuristics import HEURISTICS, accuracy_table, classify
 from suites.edge.intervals import (
@@ -30,7 +30,7 @@ from suites.edge.intervals import (
     twins,
 )
 from suites.edge.readers import FIXED_TASKS, edge_task
-from suites.probing import probe_task, release_memory, task_features
+from suites.probing import probe_task, release_memory, task_feature_set, task_features
 from suites.schema import site_columns, subject_rows
 from suites.suite import Limits
 from suites.tasks import Task
@@ -149,11 +149,23 @@ def score_subject(
     """Fit the grid on `subject`'s features; score every probe on original and filtered tests.
     Returns the rows, the probes' predictions on each test set and the sites.
 
-    Features stay in `store_dtype` (default float32) until a minibatch needs them."""
+    Features stay in `store_dtype` (default float32) until a minibatch needs them. With a
+    `store` and `config.train.memory`, they stay on disk: a `FeatureSet` read by groups of sites
+    within the budget (`suites.probing.task_feature_set`)."""
     reduce = partial(_pair_mean, dim=subject.dim) if config.pair_pooling == "mean" else None
-    feats = task_features(
-        subject, task, sites, store=store, store_dtype=store_dtype, reduce=reduce, progress=progress
-    )
+    if reduce is not None and max(len(item.spans) for item in task.items()) <= 1:
+        reduce = None  # one span per item: the mean of one segment is the segment
+    feats: Tensor | FeatureSet
+    if store is not None and config.train.memory is not None:
+        feats = task_feature_set(
+            subject, task, sites, store=store, store_dtype=store_dtype, reduce=reduce,
+            memory=config.train.memory_bytes, progress=progress,
+        )  # fmt: skip
+    else:
+        feats = task_features(
+            subject, task, sites, store=store, store_dtype=store_dtype, reduce=reduce,
+            progress=progress,
+        )  # fmt: skip
     run = probe_task(
         subject,
         task,
@@ -168,7 +180,9 @@ def score_subject(
     if kept is not None and torch.equal(kept.items, test_rows):
         predictions = kept.pred.long() if task.target_type == "classification" else kept.pred
     else:
-        predictions = run.results.predict(feats, test_rows)
+        test_feats = feats.read(items=test_rows) if isinstance(feats, FeatureSet) else feats
+        which = None if isinstance(feats, FeatureSet) else test_rows
+        predictions = run.results.predict(test_feats, which)
     del feats  # one subject's features at a time (see run_edge)
     truth = task.targets[test_rows]
     subsets = {ORIGINAL: torch.ones(len(test_rows), dtype=torch.bool)}

@@ -1,5 +1,10 @@
 """The structural suite in the suite contract: distance and depth probes of one treebank per
-unit, every layer, against the right-branching baseline (Hewitt & Manning 2019)."""
+unit, every layer, against the right-branching baseline (Hewitt & Manning 2019).
+
+Its features are held in memory, not read from a `FeatureSet` under a budget: the structural
+trainer (`probes.fit_structural_probes`) takes a `FeatureSet` but reads every site of its grid at
+once, and its settings (`StructuralConfig`) take no `memory`, so a budget could not bound the fit.
+The features are one row per word of one treebank."""
 
 from __future__ import annotations
 

@@ -1,13 +1,14 @@
 """`extract_on_ray`: one model's features split across Ray workers by items, into one store.
 
-The items are cut into runs of whole shards (`shard_size` items each), one run per worker. Each
-worker (a Ray actor that loads the model once) extracts its run into the shared store, shard by
-shard, as `subject.features(..., store=...)` does in one process: the same shards, computed in
-the same batches, so the same numbers. One worker then opens the whole item list lazily: every
-item's rows are already in the store under a worker's list (`internals.span_reuse`), so it
-copies them, bit for bit, into the whole list's shards without a forward pass and writes the
-`FeatureSet` index last. The result equals a single-process `features(..., lazy=True)` of the
-same items. The store must be a folder every node sees (checked first, as for sweeps).
+The items are cut into runs of whole windows of shards (`shard_size` items each; a window is
+the shards one process computes in one call, `internals.store_run`), one run per worker. Each
+worker (a Ray actor that loads the model once) computes its run's shards straight into the store
+folder of the whole item list (`internals.extract.extract_shards`): the folder, shard keys and
+values a single-process `features(..., store=..., lazy=True)` of all the items writes, computed
+in the same batches, so the same numbers. Every feature is written once. One worker then opens
+the whole list lazily: it finds every shard there, verifies it and writes the `FeatureSet` index
+last, with no forward pass. The store must be a folder every node sees (checked first, as for
+sweeps).
 
 Node loss: each worker is an actor with `max_restarts` and `max_task_retries` = `retries`, so a
 worker whose process or node dies is restarted and its run extracted again; the shards it had
@@ -23,7 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from internals import SpanItem
-from internals.sites import SiteSpec
+from internals.extract import extract_shards
+from internals.items import validate_items
+from internals.reading import Reading
+from internals.sites import SiteSpec, every_layer, resolve
+from internals.store_run import window_shards
 from lingprobe.feature_set import FeatureSet
 from suites.sweep.config import ModelSpec
 from suites.sweep.errors import SweepError
@@ -40,44 +45,72 @@ class Extractor:
         self.subject: Any = None
 
     def extract(
-        self, items: Sequence[SpanItem], sites: SiteSpec | None, store: str, shard_size: int
+        self,
+        items: Sequence[SpanItem],
+        shards: range,
+        sites: SiteSpec | None,
+        store: str,
+        shard_size: int,
+        window_bytes: int | None,
     ) -> None:
-        """Extract `items` into `store`, shard by shard (shards already there are kept), holding
-        one shard at a time."""
-        self._features(items, sites, store, shard_size, lazy=True)
+        """Compute shards number `shards` of `items` into `store` (shards already there and
+        sound are kept), holding one window of shards at a time."""
+        subject = self._subject()
+        with unit_threads(self.threads):
+            extract_shards(
+                subject,
+                items,
+                sites if sites is not None else every_layer(subject),
+                shards,
+                reading=Reading("mean", "window", None),
+                store=store,
+                store_dtype=None,
+                shard_size=shard_size,
+                window_bytes=window_bytes,
+            )
 
     def assemble(
         self, items: Sequence[SpanItem], sites: SiteSpec | None, store: str, shard_size: int
     ) -> str:
-        """The index path of the `FeatureSet` of `items` (their rows read from the store)."""
-        found = self._features(items, sites, store, shard_size, lazy=True)
+        """The index path of the `FeatureSet` of `items` (every shard found in the store)."""
+        subject = self._subject()
+        with unit_threads(self.threads):
+            found = subject.features(
+                items, sites, store=store, shard_size=shard_size, progress=False, lazy=True
+            )
         return str(found.index_path)
 
-    def _features(
+    def window(
         self,
         items: Sequence[SpanItem],
         sites: SiteSpec | None,
-        store: str,
         shard_size: int,
-        *,
-        lazy: bool,
-    ) -> Any:
-        with unit_threads(self.threads):
-            if self.subject is None:
+        window_bytes: int | None,
+    ) -> int:
+        """Shards per window of computation (`internals.store_run.window_shards`)."""
+        subject = self._subject()
+        chosen = resolve(subject, sites if sites is not None else every_layer(subject))
+        width = validate_items(items) * subject.dim
+        return window_shards(shard_size, len(chosen), width, window_bytes)
+
+    def _subject(self) -> Any:
+        if self.subject is None:
+            with unit_threads(self.threads):
                 self.subject = load_model(self.model, self.device)
-            return self.subject.features(
-                items, sites, store=store, shard_size=shard_size, progress=False, lazy=lazy
-            )
+        return self.subject
 
 
-def runs(items: int, shard_size: int, workers: int) -> list[range]:
-    """Contiguous runs of whole shards, one per worker (fewer when there are fewer shards)."""
-    shards = math.ceil(items / shard_size)
-    per = math.ceil(shards / max(1, min(workers, shards)))
-    return [
-        range(first * shard_size, min(items, (first + per) * shard_size))
-        for first in range(0, shards, per)
-    ]
+def runs(items: int, shard_size: int, workers: int, window: int = 1) -> list[range]:
+    """Contiguous runs of whole windows of `window` shards, one per worker (fewer when there
+    are fewer windows): a window's rows are computed together wherever it runs."""
+    windows = math.ceil(items / (shard_size * window))
+    per = math.ceil(windows / max(1, min(workers, windows))) * window * shard_size
+    return [range(first, min(items, first + per)) for first in range(0, items, per)]
+
+
+def shard_run(run: range, shard_size: int) -> tuple[int, int]:
+    """The shard numbers (first, stop) of a run of whole shards of items."""
+    return run.start // shard_size, math.ceil(run.stop / shard_size)
 
 
 def extract_on_ray(
@@ -92,10 +125,15 @@ def extract_on_ray(
     threads: int = 1,
     gpus: float = 0.0,
     retries: int = 2,
+    window_bytes: int | None = None,
 ) -> FeatureSet:
     """`model`'s features of `items` at `sites`, extracted by `workers` Ray workers into
     `store` (a folder every node sees); equal to `subject.features(items, sites, store=store,
-    shard_size=shard_size, lazy=True)` in one process. Uses the running Ray (or starts one)."""
+    shard_size=shard_size, lazy=True)` in one process. Uses the running Ray (or starts one).
+
+    The items are split by whole windows of computation (about `window_bytes` of features,
+    default `internals.store_run.WINDOW_BYTES`, the size one process uses; another size splits
+    finer but computes other batches, equal to one process only within float rounding)."""
     if workers < 1 or shard_size < 1 or not items:
         raise SweepError(
             f"extract_on_ray: workers={workers}, shard_size={shard_size}, {len(items)} items;"
@@ -111,17 +149,28 @@ def extract_on_ray(
         actor = ray.remote(Extractor).options(
             num_cpus=threads, num_gpus=gpus, max_restarts=retries, max_task_retries=retries
         )
-        parts = runs(len(items), shard_size, workers)
-        actors = [actor.remote(model, device, threads) for _ in parts]
+        actors = [actor.remote(model, device, threads) for _ in range(workers)]
         try:
             where = (sites, str(folder), shard_size)
-            ray.get(
-                [
-                    each.extract.remote(list(items[run.start : run.stop]), *where)
-                    for each, run in zip(actors, parts, strict=True)
-                ]
-            )
-            index = ray.get(actors[0].assemble.remote(list(items), *where))
+            every = ray.put(list(items))  # each worker needs the whole list: its folder's key
+            window = ray.get(actors[0].window.remote(every, sites, shard_size, window_bytes))
+            parts = runs(len(items), shard_size, workers, window)
+            pending = {
+                each.extract.remote(
+                    every, range(*shard_run(run, shard_size)), *where, window_bytes
+                ): each
+                for each, run in zip(actors[: len(parts)], parts, strict=True)
+            }
+            for idle in actors[len(parts) :]:
+                ray.kill(idle)
+            last = actors[0]
+            while pending:
+                (finished,), _ = ray.wait(list(pending), num_returns=1)
+                ray.get(finished)
+                last = pending.pop(finished)
+                if pending:  # its resources go to a worker Ray restarts after a node loss
+                    ray.kill(last)
+            index = ray.get(last.assemble.remote(every, *where))
         except ray.exceptions.RayActorError as error:
             raise SweepError(
                 f"extract_on_ray: a worker of {model.label} died {retries + 1} times (retries ="

@@ -13,7 +13,7 @@ import torch
 
 from internals import SpanItem
 from internals.errors import OptionError
-from lingprobe.errors import FeatureSetError
+from lingprobe.errors import FeatureSetError, FeatureSetIndexError
 from lingprobe.feature_set import FeatureSet
 from tests.bad_inputs.case import Case, Env
 
@@ -265,5 +265,13 @@ FEATURE_SETS = [
         ),
         OptionError,
         r"lazy=True with store_dtype=torch\.float64: a feature set stores torch\.float32",
+    ),
+    Case(
+        "featureset-read-out-shape",
+        "fs.read(sites=[0], out=a tensor of another shape)",
+        "FeatureSetIndexError: give a CPU tensor of the read's shape",
+        lambda env: FeatureSet.open(written(env)).read([0], out=torch.empty(5, 2, 3)),
+        FeatureSetIndexError,
+        r"out is torch\.float32 \(5, 2, 3\) on cpu; give a CPU tensor of shape \(5, 1, 3\)",
     ),
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from internals import SpanItem, sites
+from internals import SpanItem, sites, store_run
 
 ITEMS = [
     SpanItem(f"Sentence number {i} talks about item {i * 7}.", spans=((0, 8),)) for i in range(9)
@@ -41,7 +41,8 @@ def run(subject, store, **kwargs):
     )
 
 
-def test_interrupted_then_resumed_equals_uninterrupted(minilm, counted, tmp_path):
+def test_interrupted_then_resumed_equals_uninterrupted(minilm, counted, tmp_path, monkeypatch):
+    monkeypatch.setattr(store_run, "WINDOW_BYTES", 1)  # one shard per compute call
     clean = run(minilm, tmp_path / "clean")
     counter = counted(fail_at=3)
     with pytest.raises(KeyboardInterrupt):
@@ -73,8 +74,24 @@ def test_new_sites_compute_only_what_is_missing(minilm, counted, tmp_path):
     both = minilm.features(
         ITEMS, sites.every_layer(minilm), store=tmp_path, shard_size=4, progress=False
     )
-    assert counter.calls == 3
+    assert counter.calls == 1  # the three shards miss the same sites: one window, one call
     torch.testing.assert_close(both, minilm.features(ITEMS, progress=False), rtol=1e-5, atol=1e-5)
+
+
+def test_a_window_of_shards_is_computed_in_one_call(minilm, counted, tmp_path, monkeypatch):
+    every = sites.every_layer(minilm)
+    per_shard = 2 * len(every) * minilm.dim * 4  # float32 bytes of a shard of 2 items
+    monkeypatch.setattr(store_run, "WINDOW_BYTES", 2 * per_shard)  # windows of two shards
+    counter = counted()
+    windowed = run(minilm, tmp_path / "windows")
+    assert counter.calls == 3  # 5 shards: windows {0, 1}, {2, 3}, {4}
+    assert len(list((tmp_path / "windows").rglob("encoder.0/shard-*.safetensors"))) == 5
+    counter = counted()
+    assert torch.equal(run(minilm, tmp_path / "windows", lazy=True).to_tensor(), windowed)
+    assert counter.calls == 0
+    # the rows of a window are computed together: equal to computing those items alone
+    alone = minilm.features(ITEMS[:4], every, progress=False)
+    assert torch.equal(windowed[:4], alone)
 
 
 def test_float16_store_returns_the_stored_values_every_time(minilm, tmp_path):

@@ -50,8 +50,8 @@ class CountingFeatureSet(FeatureSet):
 
     reads: list[tuple[tuple[int, ...], int, str]]
 
-    def read(self, sites: Sequence[int] | None = None, items=None) -> Tensor:  # type: ignore[override]
-        out = super().read(sites, items)
+    def read(self, sites: Sequence[int] | None = None, items=None, *, out=None) -> Tensor:  # type: ignore[override]
+        out = super().read(sites, items, out=out)
         chosen = tuple(range(self.shape[1])) if sites is None else tuple(sites)
         self.reads.append((chosen, out.shape[0], threading.current_thread().name))
         return out

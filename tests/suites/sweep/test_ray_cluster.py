@@ -16,9 +16,15 @@ from typing import Any
 
 import polars as pl
 import pytest
+import torch
 
+from internals import SpanItem, load_subject, store_run
 from suites.sweep import read_log, run_sweep
+from suites.sweep.config import ModelSpec
+from suites.sweep.ray_extract import extract_on_ray
+from suites.sweep.worker import unit_threads
 from tests.suites.sweep.conftest import LOOPBACK, loopback_ray, write_sweep
+from tests.suites.sweep.test_ray_extract import WORDS
 
 ray = pytest.importorskip("ray")
 psutil = pytest.importorskip("psutil")
@@ -52,9 +58,9 @@ def cluster():
             cluster.shutdown()
 
 
-def running_a_unit(node: Any) -> bool:
-    """Whether a process of `node` is inside `RayWorker.run` (Ray names the process after the
-    method it runs)."""
+def running_a_unit(node: Any, method: str = "RayWorker.run") -> bool:
+    """Whether a process of `node` is inside `method` (Ray names the process after the method
+    it runs)."""
     raylet = node.all_processes["raylet"][0].process.pid
     try:
         children = psutil.Process(raylet).children(recursive=True)
@@ -62,7 +68,7 @@ def running_a_unit(node: Any) -> bool:
         return False
     for child in children:
         try:
-            if "RayWorker.run" in " ".join(child.cmdline()):
+            if method in " ".join(child.cmdline()):
                 return True
         except psutil.Error:
             continue
@@ -70,14 +76,20 @@ def running_a_unit(node: Any) -> bool:
 
 
 def remove_a_busy_node(
-    cluster: Any, workers: list[Any], units: Path, removed: list[Any], stop: threading.Event
+    cluster: Any,
+    workers: list[Any],
+    units: Path,
+    removed: list[Any],
+    stop: threading.Event,
+    method: str = "RayWorker.run",
+    written: str = "*",
 ) -> None:
-    """Remove the first worker node seen running a unit once a unit folder exists."""
+    """Remove the first worker node seen inside `method` once `units` holds a `written` file."""
     deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline and not stop.is_set():
-        if units.is_dir() and any(units.iterdir()):
+        if units.is_dir() and any(units.rglob(written)):
             for node in workers:
-                if running_a_unit(node):
+                if running_a_unit(node, method):
                     cluster.remove_node(node)
                     removed.append(node)
                     return
@@ -112,3 +124,38 @@ def test_a_sweep_that_loses_a_node_ends_with_every_unit_done(cluster, tmp_path, 
     # the unit the removed node held ran again on a restarted worker
     assert done["restarted"].sum() >= 1
     print(f"sweep on a 3-node cluster that lost a node: {seconds:.1f} s")
+
+
+@pytest.mark.slow
+def test_an_extraction_that_loses_a_node_equals_one_process(cluster, tmp_path, monkeypatch):
+    """`extract_on_ray` on two worker nodes, one removed once a shard is written: Ray restarts
+    its worker on the other node, which computes that run again (keeping its finished shards),
+    and the feature set equals one process's extraction."""
+    items = [SpanItem(f"{w.text} ({copy})", spans=w.spans) for copy in range(12) for w in WORDS]
+    window = 8 * 2 * 384 * 4  # one shard of 8 words at 2 sites: a forward pass per shard
+    store = tmp_path / "store"
+    head, workers = cluster
+    removed: list[Any] = []
+    stop = threading.Event()
+    remover = threading.Thread(
+        target=remove_a_busy_node,
+        args=(head, workers, store, removed, stop, "Extractor.extract", "shard-*.safetensors"),
+    )
+    remover.start()
+    try:
+        fs = extract_on_ray(
+            ModelSpec("minilm", "minilm"), items, [2, 6], store, workers=2, shard_size=8,
+            window_bytes=window,
+        )  # fmt: skip
+    finally:
+        stop.set()
+        remover.join()
+    assert len(removed) == 1, "no worker node was seen extracting"
+    assert sum(n["Alive"] for n in ray.nodes()) == 2
+    monkeypatch.setattr(store_run, "WINDOW_BYTES", window)
+    with unit_threads(1):
+        alone = load_subject("minilm").features(
+            items, [2, 6], store=tmp_path / "alone", shard_size=8, progress=False, lazy=True
+        )
+    assert fs.shape == alone.shape == (len(items), 2, 384)
+    assert torch.equal(fs.to_tensor(), alone.to_tensor())

@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-from internals import FeatureSet, SpanItem, load_subject
+from internals import FeatureSet, SpanItem, load_subject, store_run
 from suites.sweep.config import ModelSpec
 from suites.sweep.ray_extract import extract_on_ray, runs
 from suites.sweep.worker import unit_threads
@@ -39,12 +39,22 @@ def test_runs_are_whole_shards_one_per_worker():
     assert runs(3, 4, 2) == [range(0, 3)]
 
 
+def test_runs_are_whole_windows_of_shards():
+    assert runs(28, 4, 2, window=2) == [range(0, 16), range(16, 28)]
+    assert runs(28, 4, 3, window=2) == [range(0, 16), range(16, 28)]  # 4 windows, 2 each
+    assert runs(28, 4, 4, window=2) == [range(0, 8), range(8, 16), range(16, 24), range(24, 28)]
+    assert runs(10, 4, 2, window=8) == [range(0, 10)]  # one window: one worker
+
+
 @pytest.mark.slow
-def test_two_workers_write_one_store_equal_to_one_process(ray_instance, tmp_path):
+def test_two_workers_write_one_store_equal_to_one_process(ray_instance, tmp_path, monkeypatch):
     layers = [1, 3, 6]
+    window = 2 * 4 * len(layers) * 384 * 4  # windows of two shards: runs of 16 and 12 words
     fs = extract_on_ray(
-        ModelSpec("minilm", "minilm"), WORDS, layers, tmp_path / "store", workers=2, shard_size=4
-    )
+        ModelSpec("minilm", "minilm"), WORDS, layers, tmp_path / "store", workers=2,
+        shard_size=4, window_bytes=window,
+    )  # fmt: skip
+    monkeypatch.setattr(store_run, "WINDOW_BYTES", window)  # one process, the same windows
     with unit_threads(1):  # the workers' thread count: the same float reductions
         minilm = load_subject("minilm")
         alone = minilm.features(
@@ -53,6 +63,9 @@ def test_two_workers_write_one_store_equal_to_one_process(ray_instance, tmp_path
     assert isinstance(fs, FeatureSet) and fs.shape == alone.shape == (len(WORDS), 3, 384)
     assert fs.site_names == alone.site_names
     assert torch.equal(fs.to_tensor(), alone.to_tensor())
-    # the store holds each worker's run of items, and the whole list read from them
+    # the workers wrote the whole list's shards into one folder, each shard once
     lists = [json.loads(p.read_text()) for p in (tmp_path / "store").glob("*/*/meta.json")]
-    assert sorted(m["items"] for m in lists) == [len(WORDS) - 16, 16, len(WORDS)]
+    assert [m["items"] for m in lists] == [len(WORDS)]
+    shards = sorted(p.relative_to(fs.folder) for p in fs.folder.glob("*/shard-*.safetensors"))
+    assert len(shards) == 3 * -(-len(WORDS) // 4) == 3 * fs.index.shards
+    assert fs.index.owner == alone.index.owner  # the same folder a single process writes
