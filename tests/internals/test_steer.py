@@ -9,6 +9,7 @@ import torch
 
 from internals import InterventionError, Site, load_subject
 from internals.intervene import Steering, lm_loss, steer
+from internals.steer import steering
 from internals.steering_effect import steering_effect
 from tests.tiny_models import random_llama
 
@@ -99,10 +100,8 @@ def test_steering_refuses_what_it_cannot_do(llama, direction):
     with pytest.raises(InterventionError, match=r"give a float \[64\] vector"):
         steering_effect(llama, TEXTS, Site("decoder", 1), direction[:10], progress=False)
     with pytest.raises(InterventionError, match="only resid_post"):
-        with steer(llama, Site("decoder", 1, "attn_out"), direction, 1.0):
-            pass
+        steering(llama, Site("decoder", 1, "attn_out"), direction, 1.0)
     with pytest.raises(InterventionError, match="not finite"):
-        with steer(llama, Site("decoder", 1), direction, float("nan")):
-            pass
+        steering(llama, Site("decoder", 1), direction, float("nan"))
     with pytest.raises(InterventionError, match=r"is \d+ tokens"):
         steering_effect(llama, TEXTS, Site("decoder", 1), direction, token=" abracadabra")
