@@ -47,7 +47,7 @@ names = [s.name for s in chosen]
 scores = []
 for kind in ("mass_mean", "linear"):
     grid = ProbeGrid(seeds=(0,), kind=kind)
-    config = TrainConfig(epochs=20, batch_size=16)
+    config = TrainConfig(epochs=60, batch_size=16)
     result = fit_probes(feats, y, splits, grid, config, site_names=names, progress=False)
     scores.append(result.table().filter(split="test").with_columns(kind=pl.lit(kind)))
 table = pl.concat(scores)
