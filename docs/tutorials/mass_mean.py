@@ -66,7 +66,12 @@ write_table(found.frame(), out / "directions.parquet")
 neutral = ["The weather today is", "I went to the store and", "My neighbour told me that"]
 site = chosen[1]
 effect = steering_effect(
-    subject, neutral, site, found.vector(site.name), alphas=(0.0, 2.0, 4.0), token=" good",
+    subject,
+    neutral,
+    site,
+    found.vector(site.name),
+    alphas=(0.0, 2.0, 4.0),
+    token=" good",
     progress=False,
 )
 write_table(effect, out / "steering.parquet")
