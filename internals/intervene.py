@@ -6,7 +6,8 @@ one nnsight trace, each edited site's value (the same tensor `features` reads th
 and the head compute on the edited stream (amnesic probing, Elazar et al. 2021). `lm_loss`
 scores texts with the model's own head: next-token loss for decoders, masked-token loss for
 masked LMs (a seeded share of each text's tokens replaced by the mask token). The subject must be
-loaded with its head (`load_subject(..., head="lm")`).
+loaded with its head (`load_subject(..., head="lm")`). `steer` (from `internals.steer`) adds
+`alpha * direction` at a site in every forward pass inside its block.
 """
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ from internals.batching import Padding, collate, length_buckets
 from internals.errors import InterventionError
 from internals.items import SpanItem
 from internals.sites import Site, check
+from internals.steer import Steering, steer  # `steer` adds a direction at a site
 from internals.transformer_subject import TransformerSubject
+
+__all__ = ["Edit", "LMLoss", "Objective", "Steering", "lm_loss", "steer"]
 
 Edit = Callable[[Tensor], Tensor]
 Objective = Literal["auto", "causal", "masked"]

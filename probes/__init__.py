@@ -70,6 +70,10 @@ from probes.rank_bootstrap import bootstrap_rank_metrics
 from probes.rank_metrics import rank_metrics
 from probes.sample_complexity import epsilon_sample_complexity, surplus_description_length
 
+# isort: split
+# mass-mean probes and steering directions (issue 41)
+from probes.directions import Directions, directions
+
 __all__ = [
     "ClassAbsentFromTrainWarning",
     "DegenerateIntervalWarning",
@@ -142,3 +146,5 @@ __all__ += [  # detection metrics and sample complexity (issue 41)
     "rank_metrics",
     "surplus_description_length",
 ]
+
+__all__ += ["Directions", "directions"]  # mass-mean probes and steering directions (issue 41)

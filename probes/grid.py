@@ -35,6 +35,9 @@ class ProbeGrid:
     (Hewitt & Liang 2019) next to the task (`task=False` leaves only the control).
     `mdl=True` (or an `MDLBlocks`) adds the MDL block prefixes as train masks.
     Control-task types (`keys`) are given to `fit_probes`, since they belong to the data.
+    `kind`: trained linear probes or one-hidden-layer MLPs (`hidden` units), or closed-form
+    mass-mean probes, the difference of class means (`"mass_mean"`, or `"mass_mean_iid"` with
+    the inverse within-class covariance; see `probes.mass_mean`).
 
     `train_masks` (instead of fractions and MDL blocks): explicit training sets, booleans
     `[mask, item]` (one set per mask, for every seed) or `[mask, seed, item]` (one per mask and
@@ -63,7 +66,8 @@ class ProbeGrid:
     sites: Sequence[int] | None = None
     train_fractions: Sequence[float] = (1.0,)
     mdl: bool | MDLBlocks = False
-    kind: Literal["linear", "mlp"] = "linear"  # Holmes §3: linear probes
+    # Holmes §3: linear probes; mass_mean(_iid): closed form (Marks & Tegmark 2023, mass_mean.py)
+    kind: Literal["linear", "mlp", "mass_mean", "mass_mean_iid"] = "linear"
     hidden: int = 1024  # MLP hidden width (one ReLU layer)
     train_masks: Tensor | np.ndarray | None = field(default=None, compare=False, repr=False)
     dev_masks: Tensor | np.ndarray | None = field(default=None, compare=False, repr=False)

@@ -12,7 +12,13 @@ from probes.grid import ProbeGrid, ProbeLayout
 from probes.linear import LinearProbes
 from probes.mlp import MLPProbes
 
-PROBE_TYPES: dict[str, type[BatchedProbes]] = {"linear": LinearProbes, "mlp": MLPProbes}
+# the closed-form mass-mean kinds (`probes.mass_mean_fit`) are stored as linear probes
+PROBE_TYPES: dict[str, type[BatchedProbes]] = {
+    "linear": LinearProbes,
+    "mlp": MLPProbes,
+    "mass_mean": LinearProbes,
+    "mass_mean_iid": LinearProbes,
+}
 
 
 def probe_type(kind: str) -> type[BatchedProbes]:

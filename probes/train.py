@@ -56,6 +56,7 @@ from probes.inputs import (
 )
 from probes.item_stream import ItemStream, Phases, whole_epoch
 from probes.masks import per_seed, plan_masks
+from probes.mass_mean_fit import MASS_MEAN_KINDS, fit_mass_means
 from probes.mdl import block_bounds, grid_codelengths, uniform_codelength
 from probes.optim import MaskedAdamW
 from probes.probe_kinds import make_probes
@@ -115,9 +116,10 @@ def fit_probes(
     grid, config = grid or ProbeGrid(), config or TrainConfig()
     options: dict[str, Any] = {"keys": keys, "num_classes": num_classes, "device": device}
     options["progress"] = progress
+    fit = fit_mass_means if grid.kind in MASS_MEAN_KINDS else _fit  # closed form: no training
     if isinstance(feats, FeatureSet):  # read from disk under config.memory
-        return fit_feature_set(feats, targets, splits, grid, config, _fit, site_names, **options)
-    return _fit(feats, targets, splits, grid, config, site_names=site_names, **options)
+        return fit_feature_set(feats, targets, splits, grid, config, fit, site_names, **options)
+    return fit(feats, targets, splits, grid, config, site_names=site_names, **options)
 
 
 def _fit(

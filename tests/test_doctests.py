@@ -18,6 +18,7 @@ MODULES = (
     "probes.grid",
     "probes.train",
     "probes.logistic",
+    "probes.directions",
     "suites.tasks",
     "suites.datasets",
     "suites.edge.experiment",

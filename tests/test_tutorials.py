@@ -26,6 +26,7 @@ OUTPUTS = {
     "structural": ("structural.parquet", SCHEMA),
     "multilingual": ("structural.parquet", SCHEMA),
     "own_model": ("probes.parquet", {"site", "seed", "variant", "split", "metric", "value"}),
+    "mass_mean": ("steering.parquet", {"alpha", "base_loss", "loss", "delta", "logit_delta"}),
 }
 
 
@@ -60,5 +61,5 @@ def test_tutorial_runs_and_writes_its_table(name, tmp_path):
     table_name, columns = OUTPUTS[name]
     table = pl.read_parquet(tmp_path / name / table_name)
     assert columns <= set(table.columns) and table.height > 0
-    numeric = [c for c in ("value", "score", "accuracy", "pvi") if c in table.columns]
+    numeric = [c for c in ("value", "score", "accuracy", "pvi", "delta") if c in table.columns]
     assert table[numeric[0]].is_finite().all()
