@@ -52,7 +52,7 @@ for kind in ("mass_mean", "linear"):
     scores.append(result.table().filter(split="test").with_columns(kind=pl.lit(kind)))
 table = pl.concat(scores)
 write_table(table, out / "probes.parquet")
-print(table.filter(metric="accuracy").pivot("kind", index="site_name", values="value"))
+print(table.filter(metric="accuracy").pivot("kind", index="site", values="value"))
 
 # 4. The direction of each layer, read on the training sentences, with its provenance.
 train = (splits == 0).nonzero().flatten()

@@ -59,7 +59,7 @@ def test_binary_mass_mean_is_the_difference_of_means_at_the_midpoint(offset):
         got = (logits[probe, :, 1] - logits[probe, :, 0]).double().numpy()
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3 * np.abs(want).max())
         test = (splits == TEST).numpy()
-        table = result.table().filter(site=site, split="test")
+        table = result.table().filter(site_index=site, split="test")
         accuracy = table.filter(metric="accuracy")["value"].item()
         assert accuracy == pytest.approx(accuracy_score(labels.numpy()[test], want[test] > 0))
         auroc = table.filter(metric="auroc")["value"].item()
@@ -128,7 +128,7 @@ def test_a_feature_set_gives_the_tensor_results(tmp_path):
     from_disk = fit_probes(stored, labels, splits, grid, config)
     in_memory = fit_probes(feats, labels, splits, grid)
     torch.testing.assert_close(from_disk.weights["coef"], in_memory.weights["coef"])
-    assert from_disk.table()["site_name"].unique().sort().to_list() == ["a", "b", "c"]
+    assert from_disk.table()["site"].unique().sort().to_list() == ["a", "b", "c"]
 
 
 def test_a_class_absent_from_a_train_mask_is_never_predicted():
