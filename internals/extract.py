@@ -85,6 +85,7 @@ def extract_features(
     check_lazy(lazy, store, store_dtype)
     width = validate_items(items)
     sites = site_rules.resolve(subject, sites)
+    dim = site_rules.common_dim(subject, sites)
     bar: Any = (
         nullcontext(progress)
         if callable(progress)
@@ -102,20 +103,20 @@ def extract_features(
         segments = Segments.of(items, width)
         shelf.record_segments(segments)
         elsewhere: SpanIndex | None = None  # rows stored under other item lists, looked up once
-        shape = (len(items), len(sites), width * subject.dim)
+        shape = (len(items), len(sites), width * dim)
         out = None if lazy else torch.empty(shape)
         checksums: list[list[str]] = [[] for _ in sites]
         for shard in range(math.ceil(len(items) / shard_size)):
             rows = slice(shard * shard_size, min(len(items), (shard + 1) * shard_size))
             chunk = items[rows]
-            shard_shape = (len(chunk), width * subject.dim)
+            shard_shape = (len(chunk), width * dim)
             have = {site: shelf.load(site, shard, shard_shape, dtype) for site in sites}
             missing = [site for site, tensor in have.items() if tensor is None]
             if missing:
                 elsewhere = elsewhere or SpanIndex.of(store, subject_key, settings)
                 block = _missing_rows(
                     subject, chunk, missing, reading, report, dtype, elsewhere,
-                    segments.of_items(rows), rows.start, shelf, shard, lazy,
+                    segments.of_items(rows), rows.start, shelf, shard, lazy, dim,
                 )  # fmt: skip
                 for k, site in enumerate(missing):
                     have[site] = block[:, k]
@@ -172,13 +173,14 @@ def _missing_rows(
     shelf: ActivationStore,
     shard: int,
     keep: bool,
+    dim: int,
 ) -> Tensor:
     """One shard's rows at the `missing` sites, `[item, site, width * dim]` in `dtype`: the
     items whose every segment the store holds under another item list are read from there, the
     rest computed. The shard is saved unless every item was read from elsewhere (its rows stay
     where they are, found again next time) and `keep` is False (a feature set needs it here)."""
-    block = torch.empty(len(chunk), len(missing), segments.width * subject.dim, dtype=dtype)
-    served = elsewhere.fill(segments, missing, block, subject.dim)
+    block = torch.empty(len(chunk), len(missing), segments.width * dim, dtype=dtype)
+    served = elsewhere.fill(segments, missing, block, dim)
     todo = np.nonzero(~served)[0]
     if len(todo) < len(chunk):
         report(ProgressStep(len(chunk) - len(todo)))
