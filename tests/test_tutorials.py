@@ -26,6 +26,7 @@ OUTPUTS = {
     "structural": ("structural.parquet", SCHEMA),
     "multilingual": ("structural.parquet", SCHEMA),
     "own_model": ("probes.parquet", {"site", "seed", "variant", "split", "metric", "value"}),
+    "heads": ("heads.parquet", {"site_name", "value"}),
 }
 
 

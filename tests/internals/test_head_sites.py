@@ -14,10 +14,12 @@ import torch
 import torch.nn.functional as F
 
 from internals import Site, SpanItem, load_subject, sites
-from internals.errors import SiteError
+from internals.errors import ItemError, SiteError
 from internals.layout import get_module
 from internals.sites import parse_site
+from internals.span_attention import span_attention
 from tests.internals.reference import naive_token_lists
+from tests.tiny_models import random_llama
 
 ITEMS = [
     SpanItem("The cat sat on the mat.", spans=((4, 7),)),
@@ -141,3 +143,64 @@ def test_head_sites_are_stored_apart(minilm, tmp_path):
     torch.testing.assert_close(again, first.flip(1), rtol=0, atol=0)
     folders = {p.name for p in tmp_path.glob("*/*/encoder.*")}
     assert folders == {"encoder.3.head.0", "encoder.3.head.1"}
+
+
+EDGES = [
+    SpanItem("The cat sat on the mat.", spans=((4, 7), (19, 22))),
+    SpanItem("The cat sat on the mat.", spans=((19, 22), (4, 7))),  # same text, swapped spans
+    SpanItem("Dogs bark loudly at night, every night.", spans=((0, 4), (11, 24))),
+]
+
+
+def naive_span_attention(subject, items, chosen):
+    """One eager forward per item, loops over heads, span pairs, queries and keys."""
+    model = subject.model
+    before = model.config._attn_implementation
+    model.set_attn_implementation("eager")
+    rows = []
+    try:
+        for item in items:
+            ids, token_lists = naive_token_lists(subject.tokenizer, item.text, item.spans)
+            with torch.no_grad():
+                attentions = model(input_ids=torch.tensor([ids]), output_attentions=True).attentions
+            per_site = []
+            for site in chosen:
+                pattern = attentions[site.layer - 1][0, site.head]
+                values = []
+                for a in token_lists:
+                    for b in token_lists:
+                        values.append(sum(sum(pattern[q, k] for k in b) for q in a) / len(a))
+                per_site.append(torch.stack(values))
+            rows.append(torch.stack(per_site))
+    finally:
+        model.set_attn_implementation(before)
+    return torch.stack(rows).float()
+
+
+def test_span_attention_equals_a_loop_on_minilm(minilm):
+    chosen = sites.every_head(minilm, layers=[1, 6])
+    got = span_attention(minilm, EDGES, chosen)
+    assert got.shape == (3, 24, 4)
+    torch.testing.assert_close(got, naive_span_attention(minilm, EDGES, chosen), rtol=0, atol=1e-6)
+    assert minilm.model.config._attn_implementation == "sdpa"  # restored
+    # item 1 asks for item 0's spans in the other order: the same square, rows and columns swapped
+    torch.testing.assert_close(got[1].view(24, 2, 2), got[0].view(24, 2, 2).flip(1, 2))
+
+
+def test_span_attention_is_causal_on_a_decoder(bpe_tokenizer):
+    subject = load_subject(random_llama(bpe_tokenizer), tokenizer=bpe_tokenizer)
+    chosen = sites.every_head(subject)
+    got = span_attention(subject, EDGES[:1], chosen)  # spans in reading order: cat, mat
+    torch.testing.assert_close(
+        got, naive_span_attention(subject, EDGES[:1], chosen), atol=1e-6, rtol=0
+    )
+    assert bool((got[0, :, 1] == 0).all())  # cat never attends to the later mat
+    words = span_attention(subject, ITEMS, chosen)  # one span: one value, in (0, 1]
+    assert words.shape == (3, len(chosen), 1) and bool(((words > 0) & (words <= 1)).all())
+
+
+def test_span_attention_refusals(minilm):
+    with pytest.raises(SiteError, match="not a head site"):
+        span_attention(minilm, EDGES, ["encoder.3"])
+    with pytest.raises(ItemError, match="text_pair"):
+        span_attention(minilm, [SpanItem("A cat.", text_pair="A dog.")], ["encoder.1.head.0"])
