@@ -7,11 +7,11 @@ SmolLM2-135M and the first 2,000 EWT train words, warms up on 4 of them, and the
 - `residual`: `subject.features(items, sites.every_layer(subject))`, the 31 residual sites of
   576 values each (the sites a user reads without heads: the alternative).
 
-Both sides run twice, alternating, and the faster run of each is compared (the machine is
-shared; the load average is printed). Printed per side: the wall time of the extraction alone,
-and the process's peak RSS (the kernel's high-water mark, MiB) with its increase over the
-state after loading and the warm-up. The goal: heads within 2x the residual sites' time.
-Needs EWT train (`LINGPROBE_DATA`).
+Each side runs once per round (`ROUNDS`), alternating, and the faster run of each is compared
+(the machine is shared; the load average is printed). Printed per side: the wall time of the
+extraction alone, and the process's peak RSS (the kernel's high-water mark, MiB) with its
+increase over the state after loading and the warm-up. The goal: heads within 2x the residual
+sites' time. Needs EWT train (`LINGPROBE_DATA`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from benchmarks.memory_probe import peak_mib, reset_peak
 
 N_WORDS = 2_000
 MODES = ("residual", "heads")
-ROUNDS = 2
+ROUNDS = 1  # a round is two fresh SmolLM2 extractions of ~5 minutes each on 2 busy cores
 GOAL = 2.0  # heads' time over the residual sites' time
 
 
@@ -80,6 +80,7 @@ def test_head_sites_vs_residual_sites(figures: Figures) -> None:
     for _ in range(ROUNDS):
         for mode in MODES:
             runs[mode].append(fresh_process(mode))
+            print(f"\n[head sites] {mode}: {runs[mode][-1]}", flush=True)
     best = {mode: min(rows, key=lambda row: row["seconds"]) for mode, rows in runs.items()}
     ratio = best["heads"]["seconds"] / best["residual"]["seconds"]
     print(f"\n[head sites] SmolLM2-135M, {N_WORDS} EWT train words ({load()})")

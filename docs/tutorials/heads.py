@@ -28,19 +28,21 @@ LAYER = 6  # block 5's attention; heads exist at layers 1..30
 
 # 1. Data: UPOS of every word of a few sentences of the shipped EWT sample.
 samples = DataSource(samples=True)
-train = read_conllu(samples.path("ud-english-ewt", "train"), "upos", limit_sentences=60)
-test = read_conllu(samples.path("ud-english-ewt", "dev"), "upos", split="test", limit_sentences=20)
-task = Task.combine(train, test)
+train = read_conllu(samples.path("ud-english-ewt", "train"), "upos", limit_sentences=30)
+test = read_conllu(samples.path("ud-english-ewt", "dev"), "upos", split="test", limit_sentences=10)
+task = Task.combine(train.carve_dev(0.1), test)  # a tenth of train picks the best epoch
 
 # 2. Sites: the 9 heads of one layer, and the residual stream there (576 wide) for scale.
 subject = load_subject("smollm2")
 heads = sites.every_head(subject, layers=[LAYER])
 print([site.name for site in heads])  # decoder.6.head.0 ... decoder.6.head.8
 head_feats = subject.features(task.items(), heads, store=out / "store", progress=False)
-residual = subject.features(task.items(), [Site("decoder", LAYER)], store=out / "store")
+residual = subject.features(
+    task.items(), [Site("decoder", LAYER)], store=out / "store", progress=False
+)
 
 # 3. Probes: one batched optimisation over the heads; the residual site in its own.
-grid, config = ProbeGrid(seeds=(0,)), TrainConfig(epochs=2)
+grid, config = ProbeGrid(seeds=(0,)), TrainConfig(epochs=20)
 names = [site.name for site in heads]
 per_head = fit_probes(
     head_feats, task.targets, task.splits, grid, config, site_names=names, progress=False
