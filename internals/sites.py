@@ -272,7 +272,7 @@ def common_dim(subject: HasSites, requested: Sequence[Site]) -> int:
 
 def _check_head(subject: HasSites, site: Site, n: int) -> None:
     heads = subject.part_heads.get(site.part, 0)
-    if HEAD not in subject.streams:
+    if HEAD not in subject.streams or not heads:
         raise SiteError(
             f"site {site.name}: no attention heads found in this subject's blocks (head sites are"
             " read at the attention's output projection, internals.heads.OUTPUT_PROJECTIONS);"

@@ -94,6 +94,20 @@ def test_lens_heads_equal_nnsight_heads_on_minilm(minilm):
     )
 
 
+def test_lens_heads_equal_nnsight_heads_on_a_grouped_query_decoder(bpe_tokenizer):
+    model = random_llama(bpe_tokenizer)  # 4 query heads over 2 key-value groups
+    sight = load_subject(model, tokenizer=bpe_tokenizer)
+    lens = load_subject(model, tokenizer=bpe_tokenizer, backend="lens")
+    heads = sites.every_head(sight)
+    assert len(heads) == 2 * 4 and sight.site_dim(heads[0]) == 16
+    torch.testing.assert_close(
+        lens.features(ITEMS, heads, progress=False),
+        sight.features(ITEMS, heads, progress=False),
+        rtol=1e-4,
+        atol=1e-5,
+    )
+
+
 def test_head_site_names_round_trip(minilm):
     every = sites.every_head(minilm)
     assert len(every) == 6 * 12 and every[0] == Site("encoder", 1, "head", head=0)
