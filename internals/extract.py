@@ -65,6 +65,7 @@ def extract_features(
     check_lazy(lazy, store, store_dtype)
     width = validate_items(items)
     sites = site_rules.resolve(subject, sites)
+    site_rules.common_dim(subject, sites)  # sites of different widths are refused up front
     bar: Any = (
         nullcontext(progress)
         if callable(progress)

@@ -18,6 +18,7 @@ from internals.backends.sight import SightBackend
 from internals.backends.static import StaticSubject
 from internals.content_hash import config_digest, folder_digest, tokenizer_digest
 from internals.errors import ModelNotFoundError, OptionError, UnsupportedModelError
+from internals.heads import find_heads
 from internals.layout import config_kind, discover_layout
 from internals.packaged import ALIASES, canonical_name, packaged_path
 from internals.placement import (
@@ -343,7 +344,7 @@ def _backend(
             twin.base_model.load_state_dict(model.state_dict(), strict=False)  # heads stay fresh
             twin = twin.to(next(model.parameters()).device, next(model.parameters()).dtype)
         bridge = boot_bridge(str(source or name), twin, tokenizer)
-    return LensBackend(bridge, layout)
+    return LensBackend(bridge, layout, find_heads(model, layout))
 
 
 def _random_table(table: VectorTable, seed: int) -> VectorTable:

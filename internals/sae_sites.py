@@ -16,7 +16,6 @@ This module knows SAEs and tensors only; `internals.sites` builds the site (`Sae
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,25 +134,3 @@ def pool_site(
     if encoder is None:
         return pool_spans(hidden, segments, how)
     return pool_spans(encoder.encode(hidden, str(site)), segments, how)
-
-
-def feature_width(sites: Sequence[object], dim: int) -> int:
-    """The width of one pooled segment at `sites`: the subject's `dim`, or the SAE latents' width.
-
-    A feature tensor has one width for all its sites, so plain sites and SAE sites, or SAEs of
-    different widths, are refused together; each SAE is checked to be unchanged since its site
-    was made.
-    """
-    widths = {}
-    for site in sites:
-        encoder = encoder_of(site)
-        if encoder is not None:
-            encoder.check_unchanged(str(site))
-        widths[str(site)] = dim if encoder is None else encoder.d_sae
-    if len(set(widths.values())) > 1:
-        listed = ", ".join(f"{name} ({width})" for name, width in widths.items())
-        raise SiteError(
-            f"sites of different widths cannot share one feature tensor: {listed}; read the SAE"
-            " sites and the plain sites (or SAEs of different widths) in separate calls"
-        )
-    return next(iter(widths.values()), dim)

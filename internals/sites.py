@@ -3,6 +3,10 @@
 Layer k of a part follows Hugging Face's `hidden_states[k]`: k = 0 is the embedding output (the
 input of the first block), k = i + 1 the output of block i, and the last layer is the part's final
 hidden state (after the final norm where the architecture has one, as HF reports it).
+
+A head site `Site(part, k, "head", head=h)` (name `part.k.head.h`) is head h of block k - 1's
+attention: its output (the pattern-weighted values) before the output projection, `head_dim`
+wide. Like the other streams of a block (`attn_out`, `mlp_out`) it exists for layers 1..n.
 """
 
 from __future__ import annotations
@@ -13,9 +17,18 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Protocol, runtime_checkable
 
 from internals.errors import SiteError
-from internals.sae_sites import KEY_CHARS, SaeEncoder, sae_encoder
+from internals.sae_sites import KEY_CHARS, SaeEncoder, encoder_of, sae_encoder
 
 RESID_POST = "resid_post"
+HEAD = "head"
+
+
+class HasSiteWidths(Protocol):
+    """Anything that says how wide one segment's features are at a site (a `Subject`)."""
+
+    def site_dim(self, site: Site) -> int:
+        """Width of one segment's features at `site`."""
+        ...
 
 
 @runtime_checkable
@@ -30,6 +43,15 @@ class HasSites(Protocol):
     @property
     def streams(self) -> tuple[str, ...]:
         """Streams the backend can read besides `resid_post`."""
+        ...
+
+    @property
+    def part_heads(self) -> dict[str, int]:
+        """Attention heads per layer per part, e.g. {"decoder": 9}; empty without heads."""
+        ...
+
+    def site_dim(self, site: Site) -> int:
+        """Width of one segment's features at `site`."""
         ...
 
 
@@ -48,11 +70,13 @@ def _layer_number(value: object, where: str) -> int:
 
 @dataclass(frozen=True, order=True)
 class Site:
-    """One readable place: a part ("encoder", "decoder" or "static"), a layer index, a stream."""
+    """One readable place: a part ("encoder", "decoder" or "static"), a layer index, a stream,
+    and for the `head` stream the attention head's index."""
 
     part: str
     layer: int
     stream: str = RESID_POST
+    head: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.part, str) or not isinstance(self.stream, str):
@@ -61,11 +85,27 @@ class Site:
                 " strings, e.g. Site('encoder', 3) or Site('decoder', 5, 'mlp_out')"
             )
         object.__setattr__(self, "layer", _layer_number(self.layer, f"Site({self.part!r}, ...)"))
+        if (self.stream == HEAD) != (self.head is not None):
+            raise SiteError(
+                f"Site({self.part!r}, {self.layer}, {self.stream!r}, head={self.head!r}): a head"
+                f" index goes with stream {HEAD!r} and only with it, e.g."
+                f" Site('decoder', 5, {HEAD!r}, head=3)"
+            )
+        if self.head is not None:
+            head = _layer_number(self.head, f"Site({self.part!r}, {self.layer}, {HEAD!r}, ...)")
+            if head < 0:
+                raise SiteError(
+                    f"Site({self.part!r}, {self.layer}, {HEAD!r}, head={head}): heads are"
+                    " numbered from 0"
+                )
+            object.__setattr__(self, "head", head)
 
     @property
     def name(self) -> str:
-        """Stable string form, e.g. `encoder.3` or `decoder.5.mlp_out`."""
+        """Stable string form, e.g. `encoder.3`, `decoder.5.mlp_out` or `decoder.5.head.3`."""
         base = f"{self.part}.{self.layer}"
+        if self.head is not None:
+            return f"{base}.{self.stream}.{self.head}"
         return base if self.stream == RESID_POST else f"{base}.{self.stream}"
 
     def __str__(self) -> str:
@@ -102,12 +142,17 @@ def sae(site: Site | str, module: object) -> SaeSite:
 
 
 def parse_site(text: str) -> Site:
-    """Inverse of `Site.name`: `"encoder.3"` -> `Site("encoder", 3)`."""
+    """Inverse of `Site.name`: `"encoder.3"` -> `Site("encoder", 3)`,
+    `"decoder.5.head.3"` -> `Site("decoder", 5, "head", head=3)`."""
     parts = text.strip().split(".")
-    if len(parts) not in (2, 3) or not parts[1].lstrip("-").isdigit():
+    is_head = len(parts) == 4 and parts[2] == HEAD and parts[3].isdigit()
+    if not (len(parts) in (2, 3) or is_head) or not parts[1].lstrip("-").isdigit():
         raise SiteError(
-            f"cannot parse site {text!r}; write it as PART.LAYER[.STREAM], e.g. encoder.3"
+            f"cannot parse site {text!r}; write it as PART.LAYER[.STREAM] or"
+            " PART.LAYER.head.HEAD, e.g. encoder.3 or decoder.5.head.3"
         )
+    if is_head:
+        return Site(parts[0], int(parts[1]), HEAD, head=int(parts[3]))
     stream = parts[2] if len(parts) == 3 else RESID_POST
     return Site(parts[0], int(parts[1]), stream)
 
@@ -116,6 +161,36 @@ def every_layer(subject: HasSites, part: str | None = None) -> list[Site]:
     """The embedding output plus every layer's residual output, for every part (or one part)."""
     parts = [part] if part is not None else list(subject.part_layers)
     return [Site(p, k) for p in parts for k in range(_layers(subject, p) + 1)]
+
+
+def every_head(
+    subject: HasSites, part: str | None = None, layers: Sequence[int] | None = None
+) -> list[Site]:
+    """Every attention head of every layer (1..n; or of `layers`), for every part (or one).
+
+    Examples:
+        >>> from internals import load_subject, sites
+        >>> minilm = load_subject("sentence-transformers/all-MiniLM-L6-v2")
+        >>> heads = sites.every_head(minilm)
+        >>> len(heads), heads[0].name, heads[-1].name
+        (72, 'encoder.1.head.0', 'encoder.6.head.11')
+    """
+    parts = [part] if part is not None else list(subject.part_layers)
+    chosen = []
+    for p in parts:
+        n = _layers(subject, p)
+        heads = subject.part_heads.get(p, 0)
+        if not heads:
+            raise SiteError(
+                f"{p} of this subject has no attention heads to read; head sites need a"
+                " transformer (word vectors have none)"
+            )
+        wanted = range(1, n + 1) if layers is None else [_layer_number(k, "layers") for k in layers]
+        chosen += [
+            _from_end(subject, Site(p, k, HEAD, head=h)) for k in wanted for h in range(heads)
+        ]
+    check(subject, chosen)
+    return chosen
 
 
 def last(subject: HasSites, part: str | None = None) -> list[Site]:
@@ -210,12 +285,52 @@ def check(subject: HasSites, requested: list[Site]) -> None:
                 f"site {site.name}: layer {site.layer} does not exist;"
                 f" {site.part} has layers 0..{n}"
             )
-        if site.stream != RESID_POST and site.stream not in subject.streams:
+        if site.stream == HEAD:
+            _check_head(subject, site, n)
+        elif site.stream != RESID_POST and site.stream not in subject.streams:
             offered = ", ".join((RESID_POST, *subject.streams))
             raise SiteError(
                 f"site {site.name}: stream {site.stream!r} is not readable here; choose one of"
                 f" {offered} (other streams need backend='lens')"
             )
+
+
+def common_dim(subject: HasSiteWidths, requested: Sequence[Site]) -> int:
+    """The one feature width of `requested` (features are `[item, site, segments x dim]`): the
+    subject's `site_dim` (a head's width at head sites), an SAE's latent count at SAE sites, each
+    SAE checked unchanged since its site was made."""
+    widths = {}
+    for site in requested:
+        encoder = encoder_of(site)
+        if encoder is not None:
+            encoder.check_unchanged(site.name)
+        widths[site] = subject.site_dim(site) if encoder is None else encoder.d_sae
+    if len(set(widths.values())) > 1:
+        first, other = requested[0], next(s for s in requested if widths[s] != widths[requested[0]])
+        raise SiteError(
+            f"sites {first.name} ({widths[first]} wide) and {other.name} ({widths[other]} wide)"
+            " differ in width and cannot share one features tensor; read head sites, SAE sites"
+            " (one SAE width) and other sites in separate calls"
+        )
+    return widths[requested[0]]
+
+
+def _check_head(subject: HasSites, site: Site, n: int) -> None:
+    heads = subject.part_heads.get(site.part, 0)
+    if HEAD not in subject.streams or not heads:
+        raise SiteError(
+            f"site {site.name}: no attention heads found in this subject's blocks (head sites are"
+            " read at the attention's output projection, internals.heads.OUTPUT_PROJECTIONS);"
+            " give a transformer whose projection is listed there, or add its path to that list"
+        )
+    if site.layer == 0:
+        raise SiteError(f"site {site.name}: head sites exist for layers 1..{n} (0 is embeddings)")
+    assert site.head is not None
+    if site.head >= heads:
+        raise SiteError(
+            f"site {site.name}: head {site.head} does not exist; {site.part} has heads"
+            f" 0..{heads - 1} per layer"
+        )
 
 
 def _layers(subject: HasSites, part: str) -> int:

@@ -24,9 +24,8 @@ from internals.errors import ItemError
 from internals.items import SpanItem
 from internals.progress import ProgressCallback, ProgressStep
 from internals.reading import Reading
-from internals.sae_sites import feature_width
 from internals.segments import Segments
-from internals.sites import Site
+from internals.sites import Site, common_dim
 from internals.span_reuse import SpanIndex
 from internals.store import ActivationStore, data_fingerprint
 
@@ -50,6 +49,10 @@ class Computes(Protocol):
 
     def describe(self) -> dict[str, Any]:
         """Identity for the store's metadata."""
+        ...
+
+    def site_dim(self, site: Site) -> int:
+        """Width of one segment's features at `site`."""
         ...
 
     def content_key(self) -> str:
@@ -99,7 +102,7 @@ class StoreRun:
         self.segments = Segments.of(items, width)
         self.shelf.record_segments(self.segments)
         self.elsewhere: SpanIndex | None = None  # rows stored under other lists, looked up once
-        self.dim = feature_width(sites, subject.dim)  # an SAE site's rows hold its latents
+        self.dim = common_dim(subject, sites)  # a head's or an SAE's width at those sites
         self.width = width * self.dim
         self.shape = (len(items), len(sites), self.width)
 

@@ -40,6 +40,15 @@ class Subject(ABC):
         """Streams readable besides `resid_post`."""
         return ()
 
+    @property
+    def part_heads(self) -> dict[str, int]:
+        """Attention heads per layer, per part that has them (none here)."""
+        return {}
+
+    def site_dim(self, site: Site) -> int:
+        """Width of one segment's features at `site` (`dim`; a head's width at head sites)."""
+        return self.dim
+
     @abstractmethod
     def compute(
         self,

@@ -30,8 +30,7 @@ from internals.placement import input_device
 from internals.pooled_copies import PooledCopies
 from internals.progress import ItemCounter, ProgressCallback, ProgressStep
 from internals.reading import Reading
-from internals.sae_sites import feature_width
-from internals.sites import Site
+from internals.sites import Site, common_dim
 from internals.store import fingerprint
 from internals.subject import Subject
 from internals.text_rows import RowPlan, plan_rows
@@ -81,6 +80,15 @@ class TransformerSubject(Subject):
     def streams(self) -> tuple[str, ...]:
         """Streams the chosen backend reads besides `resid_post`."""
         return self.backend.streams
+
+    @property
+    def part_heads(self) -> dict[str, int]:
+        """Attention heads per layer, per part whose heads the backend reads."""
+        return {part: heads.n_heads for part, heads in self.backend.heads.items()}
+
+    def site_dim(self, site: Site) -> int:
+        """`dim`, or the head width (`head_dim`) at a head site."""
+        return self.dim if site.head is None else self.backend.heads[site.part].head_dim
 
     def content_key(self) -> str:
         """`fingerprint` plus a digest of every weight and buffer as they are now, and the
@@ -171,7 +179,7 @@ class TransformerSubject(Subject):
         """Encode, lay out rows, batch them, run the backend, and reassemble rows in item order."""
         plan, rows = self.plan(items, reading)
         first_piece = plan.first_piece
-        dim = feature_width(sites, self.dim)  # an SAE site's rows hold its latents
+        dim = common_dim(self, sites)
         features = ItemRows(plan, rows, len(items), len(sites), dim, reading.pool)
         padding = self._padding()
         parts = list(self.layout.parts)

@@ -15,6 +15,8 @@ MODULES = (
     "internals.load",
     "lingprobe.feature_set",
     "internals.subject",
+    "internals.sites",
+    "internals.span_attention",
     "probes.grid",
     "probes.train",
     "probes.logistic",

@@ -27,6 +27,7 @@ OUTPUTS = {
     "multilingual": ("structural.parquet", SCHEMA),
     "own_model": ("probes.parquet", {"site", "seed", "variant", "split", "metric", "value"}),
     "mass_mean": ("steering.parquet", {"alpha", "base_loss", "loss", "delta", "logit_delta"}),
+    "heads": ("heads.parquet", {"site", "value"}),
 }
 
 

@@ -8,6 +8,7 @@ from typing import Protocol, runtime_checkable
 
 from torch import Tensor
 
+from internals.heads import PartHeads
 from internals.pool import PoolHow, TokenSegments
 from internals.sites import Site
 
@@ -26,6 +27,7 @@ class HookBackend(Protocol):
 
     name: str
     streams: tuple[str, ...]
+    heads: dict[str, PartHeads]  # the parts whose attention heads it reads
 
     def pooled(self, batch: ModelBatch, sites: Sequence[Site], how: PoolHow) -> dict[Site, Tensor]:
         """Pooled rows per site; the forward stops after the last requested site."""

@@ -3,7 +3,9 @@
 The bridge wraps (and mutates) the HF model it is given, so the subject hands it a model instance
 of its own. Every requested hook pools its tensor as it fires; after the last one a `StopForward`
 ends the pass, so a BERT bridge never pays for the MLM head it always carries. Besides
-`resid_post` this backend reads the streams `resid_mid`, `attn_out` and `mlp_out` (layers >= 1).
+`resid_post` this backend reads the streams `resid_mid`, `attn_out` and `mlp_out` (layers >= 1),
+and head sites from `blocks.{i}.attn.hook_z` (`[batch, token, head, head_dim]`, the input of the
+attention's output projection), pooled once per layer for all its heads.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from torch import Tensor, nn
 
 from internals.backends.base import ModelBatch, StopForward
 from internals.errors import SiteError
+from internals.heads import PartHeads, head_columns
 from internals.layout import ModelLayout
-from internals.pool import PoolHow
+from internals.pool import PoolHow, pool_spans
 from internals.sae_sites import pool_site
-from internals.sites import RESID_POST, Site
+from internals.sites import HEAD, RESID_POST, Site
 
-LENS_STREAMS = ("resid_mid", "attn_out", "mlp_out")
+LENS_STREAMS = ("resid_mid", "attn_out", "mlp_out", HEAD)
 
 
 def boot_bridge(name: str, model: nn.Module, tokenizer: Any) -> Any:
@@ -39,17 +42,21 @@ class LensBackend:
     name = "lens"
     streams: tuple[str, ...] = LENS_STREAMS
 
-    def __init__(self, bridge: Any, layout: ModelLayout) -> None:
+    def __init__(self, bridge: Any, layout: ModelLayout, heads: dict[str, PartHeads]) -> None:
         if layout.kind == "encoder-decoder":
             raise SiteError(
                 "backend='lens' reads encoder-only and decoder-only models; use nnsight"
             )
         self.bridge = bridge
         self.part, self.layout = next(iter(layout.parts.items()))
+        self.heads = {self.part: heads[self.part]} if self.part in heads else {}
+        self.streams = LENS_STREAMS if self.heads else LENS_STREAMS[:-1]
 
     def hook_name(self, site: Site) -> str:
         """The bridge hook that holds `site` (HF `hidden_states` numbering for resid_post)."""
         n = self.layout.n_layers
+        if site.stream == HEAD:
+            return f"blocks.{site.layer - 1}.attn.hook_z"
         if site.stream != RESID_POST:
             if site.layer == 0:
                 raise SiteError(f"site {site.name}: stream {site.stream} exists for layers 1..{n}")
@@ -70,8 +77,15 @@ class LensBackend:
 
         def make_hook(group: list[Site]):
             def hook(tensor: Tensor, hook: Any) -> None:
-                for site in group:  # an SAE site of this hook pools its own latents
-                    saved[site] = pool_site(site, tensor, segments, how)
+                if group[0].stream == HEAD:  # [batch, token, head, head_dim], heads side by side
+                    pooled = pool_spans(tensor.flatten(2), segments, how)
+                    width = self.heads[self.part].head_dim
+                    for site in group:
+                        assert site.head is not None
+                        saved[site] = head_columns(pooled, site.head, width)
+                else:
+                    for site in group:  # an SAE site of this hook pools its own latents
+                        saved[site] = pool_site(site, tensor, segments, how)
                 if len(saved) == len(sites):
                     raise StopForward
 

@@ -70,10 +70,10 @@ SAE = [
     Case(
         "sae-mixed-widths",
         "an SAE site and a plain site in one call",
-        "SiteError: sites of different widths",
+        "SiteError: widths differ; separate calls",
         lambda env: sae_features(env, [Site("encoder", 1), sites.sae("encoder.1", ZeroSae(64, 8))]),
         SiteError,
-        r"sites of different widths cannot share one feature tensor: encoder\.1 \(64\)",
+        r"sites encoder\.1 \(64 wide\) and encoder\.1\.sae-\w+ \(8 wide\) differ in width",
     ),
     Case(
         "sae-edited-after",

@@ -127,7 +127,7 @@ def test_static_word_vectors_are_encoded_then_pooled():
 
 def test_mixed_widths_are_refused(minilm):
     sae = TinySae(minilm.dim, 24, seed=6)
-    with pytest.raises(SiteError, match=r"different widths"):
+    with pytest.raises(SiteError, match=r"differ in width"):
         minilm.features(ITEMS, [Site("encoder", 1), sites.sae("encoder.1", sae)], progress=False)
 
 
