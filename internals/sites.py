@@ -23,6 +23,7 @@ RESID_POST = "resid_post"
 HEAD = "head"
 
 
+@runtime_checkable
 class HasSiteWidths(Protocol):
     """Anything that says how wide one segment's features are at a site (a `Subject`)."""
 

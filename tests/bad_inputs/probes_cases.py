@@ -85,7 +85,7 @@ def diverging(env: Env) -> None:
     )
     diverged = result.probes.filter(site=1)["diverged_epoch"].to_list()
     assert diverged[0] is not None, "the diverged probe is not reported"
-    values = result.table().filter(site=1)["value"].to_list()
+    values = result.table().filter(site_index=1)["value"].to_list()
     assert all(math.isnan(v) for v in values), "a diverged probe was scored"
     assert result.probes.filter(site=0)["diverged_epoch"].to_list() == [None]
 
