@@ -20,8 +20,9 @@ import torch
 from jaxtyping import Float, Shaped
 from torch import Tensor
 
+from probes._grid.inputs import TargetKind
+from probes._grid.whole_counts import EXACT_LIMIT
 from probes.errors import ProbeInputError
-from probes.inputs import TargetKind
 from probes.metrics import (
     accuracy_from_counts,
     macro_f1_from_counts,
@@ -29,7 +30,6 @@ from probes.metrics import (
     multilabel_from_counts,
     pearson_from_sums,
 )
-from probes.whole_counts import EXACT_LIMIT
 
 JACKKNIFE_BYTES = 1 << 28  # bound on one chunk of leave-one-out sums (memory, not results)
 

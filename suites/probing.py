@@ -20,9 +20,8 @@ import polars as pl
 import torch
 from torch import Tensor
 
-from internals import Site, Subject
+from internals import ProgressBar, Site, Subject
 from internals import sites as site_rules
-from internals.progress import ProgressBar
 from probes import ProbeGrid, ProbeResults, TrainConfig, fit_probes
 from suites.schema import conform, score_table, site_columns
 from suites.tasks import Task

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from probes.scores import seed_scores
+from probes import seed_scores
 
 HEADLINE = ("accuracy", "macro_f1", "micro_f1", "uuas", "root_acc", "pearson", "mcc")
 SITE_KEYS = ["model", "init", "suite", "task", "phenomenon", "phenomenon_type", "site", "layer"]

@@ -22,8 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from internals import SpanItem
-from internals.sites import SiteSpec
+from internals import SiteSpec, SpanItem
 from lingprobe.feature_set import FeatureSet
 from suites.sweep.config import ModelSpec
 from suites.sweep.errors import SweepError

@@ -21,7 +21,7 @@ import torch
 from jaxtyping import Bool, Float, Int
 from torch import Tensor
 
-from probes.structural_trees import PaddedTrees, SentenceTrees
+from probes.structural._trees import PaddedTrees, SentenceTrees
 
 StructuralKind = Literal["distance", "depth"]
 METRICS: dict[str, tuple[str, str]] = {"distance": ("uuas", "dspr"), "depth": ("root_acc", "nspr")}
