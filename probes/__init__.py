@@ -12,11 +12,12 @@ The public surface is four namespaces, each with an `__all__` that a test holds 
 - `probes.stats`: paired bootstrap intervals, paired comparisons and tests, Holm's correction;
 - `probes.structural`: structural probes (Hewitt & Manning 2019);
 - `probes.erasure`: concept erasure (LEACE, INLP) and probing after it.
-`probes.structural` and `probes.erasure` are packages whose modules are private (`_train.py`);
-`probes.stats` is a module re-exporting from the modules that hold the statistics, because
-`ProbeResults` imports those directly. The trainers' machinery lives in the private package
-`probes._grid`. Other module paths are where the code lives, not what to import: a name is public
-when one of the four namespaces exports it.
+`probes.structural` and `probes.erasure` are packages whose modules are private (named `_*.py`);
+`probes.stats` is a module that re-exports from the modules holding the statistics, which
+`ProbeResults` imports directly (a package's `__init__` would load them all on each import).
+The trainers' machinery lives in the private package `probes._grid`. Other module paths are
+where the code lives, not what to import: a name is public when one of the four namespaces
+exports it.
 """
 
 from probes import erasure, stats, structural
