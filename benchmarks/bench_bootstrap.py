@@ -25,15 +25,8 @@ from scipy import stats
 
 from benchmarks.bench_probes_common import Timed, load, timed
 from benchmarks.figures import Figures
-from probes import (
-    ItemResamples,
-    ProbeGrid,
-    ProbeResults,
-    TrainConfig,
-    bootstrap_probes,
-    confidence_interval,
-    fit_probes,
-)
+from probes import ProbeGrid, ProbeResults, TrainConfig, fit_probes
+from probes.stats import ItemResamples, bootstrap_probes, confidence_interval
 
 N_TRAIN, N_DEV, N_TEST, SITES, DIM, CLASSES = 46_000, 5_000, 12_000, 7, 384, 17
 SEEDS, N_RESAMPLES, METRICS = (0, 1, 2), 1000, ("accuracy", "macro_f1")

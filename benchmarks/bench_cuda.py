@@ -16,18 +16,11 @@ import time
 import pytest
 import torch
 
-import probes.fused_steps
+import probes._grid.fused_steps
 from benchmarks.bench_probes_common import N_ITEMS, load, upos_like
 from benchmarks.figures import Figures
-from probes import (
-    ItemResamples,
-    ProbeGrid,
-    TrainConfig,
-    bootstrap_probes,
-    fit_logistic_regression,
-    fit_probes,
-    random_splits,
-)
+from probes import ProbeGrid, TrainConfig, fit_logistic_regression, fit_probes, random_splits
+from probes.stats import ItemResamples, bootstrap_probes
 
 pytestmark = [
     pytest.mark.cuda,
@@ -41,7 +34,7 @@ def sweep(data, device: str, epochs: int = 5, fused: bool = True, dropout: float
     config = TrainConfig(epochs=epochs, dropout=dropout)
     with pytest.MonkeyPatch.context() as patch:
         if not fused:
-            patch.setattr(probes.fused_steps, "linear_chunk", lambda: None)
+            patch.setattr(probes._grid.fused_steps, "linear_chunk", lambda: None)
         start = time.perf_counter()
         out = fit_probes(
             data.feats, data.labels, random_splits(N_ITEMS), grid, config,

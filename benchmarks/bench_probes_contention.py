@@ -31,7 +31,7 @@ from probes import (
     fit_probes,
     random_splits,
 )
-from probes.inputs import type_ids
+from probes._grid.inputs import type_ids
 
 
 @pytest.fixture(scope="module")

@@ -32,7 +32,7 @@ from benchmarks.bench_probes_common import (
 )
 from benchmarks.figures import Figures
 from probes import LogisticProbes, control_labels, fit_logistic_regression, random_splits
-from probes.inputs import type_ids
+from probes._grid.inputs import type_ids
 
 REPEATS, SKLEARN_REPEATS = 3, 2  # runs of the batched fit and of the loop; the fastest counts
 

@@ -4,7 +4,7 @@ training run per probe.
 130 probes (13 sites x 5 seeds x {task, control}), 20,000 items, dim 384, 17 classes, Holmes
 defaults (20 epochs, batch 64). The per-probe loop (what Holmes does: one training run per
 probe, probe after probe, each step eager PyTorch operations called from Python: `fit_probes`
-on a one-probe grid with the TorchScript chunk of `probes.fused_steps` switched off) is timed on
+on a one-probe grid with the TorchScript chunk of `fused_steps` switched off) is timed on
 a few probes and extrapolated linearly to 130; its probes are checked equal to the batched ones.
 Printed beside it: the same one-probe fits with the TorchScript chunk (lingprobe used one probe
 at a time). Also: the shared-order option, the roofline
@@ -21,7 +21,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-import probes.fused_steps
+import probes._grid.fused_steps
 from benchmarks.bench_probes_common import (
     DIM,
     N_CLASSES,
@@ -107,7 +107,7 @@ def loop_subset(data: UposLike, batched: ProbeResults, eager: bool = True) -> tu
     for site, seed, variant in LOOP_PROBES:
         with pytest.MonkeyPatch.context() as patch:
             if eager:
-                patch.setattr(probes.fused_steps, "linear_chunk", lambda: None)
+                patch.setattr(probes._grid.fused_steps, "linear_chunk", lambda: None)
             alone = timed(lambda s=site, d=seed, v=variant: one_probe(data, s, d, v))
         wall, cpu = wall + alone.wall, cpu + alone.cpu
         assert isinstance(alone.result, ProbeResults)

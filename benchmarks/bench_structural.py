@@ -16,7 +16,12 @@ import torch
 from benchmarks.bench_probes_common import load, timed
 from benchmarks.ewt_sample import ewt_path
 from benchmarks.figures import Figures
-from probes import StructuralConfig, StructuralGrid, StructuralResults, fit_structural_probes
+from probes.structural import (
+    StructuralConfig,
+    StructuralGrid,
+    StructuralResults,
+    fit_structural_probes,
+)
 from suites.structural.data import read_treebank
 
 SITES, SEEDS, DIM = 7, (0, 1, 2), 384

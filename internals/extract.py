@@ -31,7 +31,7 @@ from internals.progress import ProgressBar, ProgressCallback
 from internals.reading import Reading
 from internals.sites import HasSites, SiteSpec
 from internals.store import fingerprint
-from internals.store_run import Computes, StoreRun
+from internals.store_run import Computes, StoreRun, window_shards
 from lingprobe.feature_index import DTYPES, FeatureIndex
 from lingprobe.feature_set import FeatureSet
 from lingprobe.shards import shard_checksum
@@ -117,6 +117,21 @@ def extract_shards(
     )
     for _ in run.shards(shards, keep=True):
         pass
+
+
+def shards_per_window(
+    subject: FeatureSource,
+    items: Sequence[SpanItem],
+    sites: SiteSpec,
+    shard_size: int,
+    window_bytes: int | None = None,
+) -> int:
+    """The shards one store extraction of `items` at `sites` computes per call (a window of
+    `window_bytes`, default `internals.store_run.WINDOW_BYTES`): split an extraction across
+    workers (`extract_shards`) by whole windows and each worker's values equal one process's."""
+    chosen = site_rules.resolve(subject, sites)
+    width = validate_items(items) * site_rules.common_dim(subject, chosen)
+    return window_shards(shard_size, len(chosen), width, window_bytes)
 
 
 def _feature_set(run: StoreRun, checksums: list[list[str]]) -> FeatureSet:

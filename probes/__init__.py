@@ -7,15 +7,24 @@ Two trainers:
 - `fit_logistic_regression`, the batched L-BFGS logistic-regression fitter: many L2 logistic
   regressions at once, equal to scikit-learn's `LogisticRegression`, returning `LogisticProbes`.
 
-`ProbeResults.summary(ci=0.95)` and `compare_probes` attach paired bootstrap intervals and paired
-tests (`bootstrap_probes`, `permutation_test`). The names below are what a user calls; the
-training loop's parts live in their modules.
+The public surface is four namespaces, each with an `__all__` that a test holds fixed:
+- `probes` (this one): the grid, the fits, their results, splits and metrics;
+- `probes.stats`: paired bootstrap intervals, paired comparisons and tests, Holm's correction;
+- `probes.structural`: structural probes (Hewitt & Manning 2019);
+- `probes.erasure`: concept erasure (LEACE, INLP) and probing after it.
+`probes.structural` and `probes.erasure` are packages whose modules are private (named `_*.py`);
+`probes.stats` is a module that re-exports from the modules holding the statistics, which
+`ProbeResults` imports directly (a package's `__init__` would load them all on each import).
+The trainers' machinery lives in the private package `probes._grid`. Other module paths are
+where the code lives, not what to import: a name is public when one of the four namespaces
+exports it.
 """
 
-from probes.bootstrap import Replicates, bootstrap_probes, confidence_interval
-from probes.compare import compare_probes
+from probes import erasure, stats, structural
+from probes._grid.inputs import TargetKind
 from probes.config import TrainConfig
 from probes.control import control_labels
+from probes.directions import Directions, directions
 from probes.errors import (
     ClassAbsentFromTrainWarning,
     DegenerateIntervalWarning,
@@ -29,7 +38,8 @@ from probes.errors import (
 )
 from probes.grid import ProbeGrid
 from probes.logistic import LogisticProbes, fit_logistic_regression
-from probes.mdl import MDLBlocks, block_items, online_codelength, uniform_codelength
+from probes.mdl import MDLBlocks, online_codelength, prefix_size, uniform_codelength
+from probes.metric_table import METRICS, Metric, higher_is_better
 from probes.metrics import (
     accuracy,
     classification_metrics,
@@ -41,110 +51,61 @@ from probes.metrics import (
     regression_metrics,
 )
 from probes.predictions import TestPredictions
-from probes.resampling import ItemResamples, SwapPatterns
+from probes.rank_metrics import rank_metrics
 from probes.results import ProbeResults
-from probes.significance import bootstrap_p_values, holm_bonferroni, permutation_test
-from probes.splits import Splits, random_splits, split_codes
+from probes.sample_complexity import epsilon_sample_complexity, surplus_description_length
+from probes.scores import seed_scores
+from probes.splits import DEV, SPLIT_NAMES, TEST, TRAIN, UNUSED, Splits, random_splits
 from probes.train import fit_probes
 
-# isort: split
-# structural probes and concept erasure (issue 19)
-from probes.erasure import AffineEraser, fit_leace, random_eraser
-from probes.erasure_inlp import InlpResult, fit_inlp
-from probes.erasure_probe import erase_then_probe
-from probes.structural_metrics import (
-    StructuralScorer,
-    average_ranks,
-    right_branching,
-    score_sentences,
-    spanning_tree_parents,
-    spearman,
-)
-from probes.structural_probe import StructuralConfig, StructuralGrid, StructuralLayout
-from probes.structural_train import StructuralResults, fit_structural_probes
-from probes.structural_trees import PaddedTrees, SentenceTrees
-
-# isort: split
-# detection metrics and sample complexity (issue 41)
-from probes.rank_bootstrap import bootstrap_rank_metrics
-from probes.rank_metrics import rank_metrics
-from probes.sample_complexity import epsilon_sample_complexity, surplus_description_length
-
-# isort: split
-# mass-mean probes and steering directions (issue 41)
-from probes.directions import Directions, directions
-
 __all__ = [
+    "DEV",
+    "METRICS",
+    "SPLIT_NAMES",
+    "TEST",
+    "TRAIN",
+    "UNUSED",
     "ClassAbsentFromTrainWarning",
     "DegenerateIntervalWarning",
+    "Directions",
     "EmptySplitWarning",
-    "ItemResamples",
     "LogisticConvergenceWarning",
     "LogisticProbes",
     "MDLBlocks",
+    "Metric",
     "ProbeConfigError",
     "ProbeDivergedWarning",
     "ProbeGrid",
     "ProbeInputError",
     "ProbeResults",
-    "Replicates",
     "ResultsDamagedError",
     "Splits",
-    "SwapPatterns",
+    "TargetKind",
     "TestPredictions",
     "TrainConfig",
     "TreeError",
     "accuracy",
-    "block_items",
-    "bootstrap_p_values",
-    "bootstrap_probes",
     "classification_metrics",
-    "compare_probes",
-    "confidence_interval",
     "confusion_matrices",
     "control_labels",
+    "directions",
+    "epsilon_sample_complexity",
+    "erasure",
     "fit_logistic_regression",
     "fit_probes",
-    "holm_bonferroni",
+    "higher_is_better",
     "macro_f1",
     "mcc",
     "multilabel_metrics",
     "online_codelength",
     "pearson",
-    "permutation_test",
+    "prefix_size",
     "random_splits",
+    "rank_metrics",
     "regression_metrics",
-    "split_codes",
+    "seed_scores",
+    "stats",
+    "structural",
+    "surplus_description_length",
     "uniform_codelength",
 ]
-
-__all__ += [  # structural probes and concept erasure (issue 19)
-    "AffineEraser",
-    "InlpResult",
-    "PaddedTrees",
-    "SentenceTrees",
-    "StructuralConfig",
-    "StructuralGrid",
-    "StructuralLayout",
-    "StructuralResults",
-    "StructuralScorer",
-    "average_ranks",
-    "erase_then_probe",
-    "fit_inlp",
-    "fit_leace",
-    "fit_structural_probes",
-    "random_eraser",
-    "right_branching",
-    "score_sentences",
-    "spanning_tree_parents",
-    "spearman",
-]
-
-__all__ += [  # detection metrics and sample complexity (issue 41)
-    "bootstrap_rank_metrics",
-    "epsilon_sample_complexity",
-    "rank_metrics",
-    "surplus_description_length",
-]
-
-__all__ += ["Directions", "directions"]  # mass-mean probes and steering directions (issue 41)

@@ -23,9 +23,9 @@ import torch
 from jaxtyping import Bool, Float
 from torch import Tensor
 
-from probes.blocks import Block
+from probes._grid.blocks import Block
+from probes._grid.streams import keyed_generator
 from probes.grid import ProbeLayout
-from probes.streams import keyed_generator
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 All probes of a run are scored on the same test items, so one resample of the items serves
 every probe: differences between probes (layers, task and control, two models on the same
-items) are paired. For each resample b with item counts `w_b` (`probes.resampling`), every
+items) are paired. For each resample b with item counts `w_b` (`probes._grid.resampling`), every
 metric of every probe is computed from the weighted sums `w_b @ features`
 (`probes.item_sums`): one matrix product `[resample, item] @ [item, probe * feature]` per
 block, on the device; no resampled prediction is materialised.
@@ -33,11 +33,11 @@ import torch
 from jaxtyping import Float, Shaped
 from torch import Tensor
 
+from probes._grid.inputs import TargetKind, resolve_device
+from probes._grid.resampling import ItemResamples
+from probes._grid.whole_counts import WholeValues, compact
 from probes.errors import DegenerateIntervalWarning, ProbeConfigError
-from probes.inputs import TargetKind, resolve_device
 from probes.item_sums import ItemSums, item_sums
-from probes.resampling import ItemResamples
-from probes.whole_counts import WholeValues, compact
 
 IntervalMethod = Literal["bca", "percentile"]
 METHODS = ("bca", "percentile")

@@ -25,11 +25,11 @@ from typing import Literal, Protocol, runtime_checkable
 import polars as pl
 import torch
 
+from probes._grid.resampling import ItemResamples, SwapPatterns
 from probes.bootstrap import IntervalMethod, bootstrap_probes, confidence_interval
 from probes.errors import ProbeConfigError, ProbeInputError
 from probes.intervals import GROUP, require_test
 from probes.predictions import TestPredictions
-from probes.resampling import ItemResamples, SwapPatterns
 from probes.significance import (
     Alternative,
     bootstrap_p_values,

@@ -7,8 +7,8 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from probes.field_rules import Rule, check_fields
-from probes.memory_budget import MEMORY_NEED, is_memory, memory_bytes
+from probes._grid.field_rules import Rule, check_fields
+from probes._grid.memory_budget import MEMORY_NEED, is_memory, memory_bytes
 from probes.metric_table import select_choices
 
 
@@ -21,17 +21,17 @@ class TrainConfig:
     default).
 
     `threads`: worker threads that share the training blocks and evaluation chunks on the CPU,
-    each with one intra-op thread (robust beside other busy processes; see `probes.workers`),
+    each with one intra-op thread (robust beside other busy processes; see `probes._grid.workers`),
     pinned one per CPU when there are as many as CPUs (`LINGPROBE_PIN_THREADS=0`: never); the
     caller's torch setting is restored afterwards and results do not depend on it.
     `compute="bfloat16"` runs the training GEMMs in bfloat16 (inputs and a per-step copy of the
     weights; softmax, gradient accumulation, AdamW and evaluation stay float32): faster where
     the CPU has bfloat16 instructions, at slightly different numbers.
 
-    `memory` (bytes, or a size such as `"4GiB"`; see `probes.memory_budget`) bounds the float32
-    features held in memory when `fit_probes` reads a `FeatureSet`: it reads a group of sites
-    that fits, trains every probe of those sites to the end and reads the next group while one
-    trains, each byte once per fit; where one site does not fit, it streams item blocks, one
+    `memory` (bytes, or a size such as `"4GiB"`; see `probes._grid.memory_budget`) bounds the
+    float32 features held in memory when `fit_probes` reads a `FeatureSet`: it reads a group of
+    sites that fits, trains every probe of those sites to the end and reads the next group while
+    one trains, each byte once per fit; where one site does not fit, it streams item blocks, one
     read of the training rows per epoch. Results equal the fit of the same features in memory.
     `None` reads every site of the grid at once. A tensor is already in memory: `memory` does
     not change its fit.

@@ -6,9 +6,9 @@ import torch
 from jaxtyping import Int, Shaped
 from torch import Tensor
 
+from probes._grid.inputs import Targets
+from probes._grid.streams import keyed_generator
 from probes.grid import ProbeLayout
-from probes.inputs import Targets
-from probes.streams import keyed_generator
 
 
 def control_labels(

@@ -22,8 +22,8 @@ from torch import Tensor
 
 from lingprobe.digest import bytes_digest
 from lingprobe.feature_set import FeatureSet
+from probes._grid.inputs import check_features, check_site_names
 from probes.errors import ProbeInputError
-from probes.inputs import check_features, check_site_names
 from probes.mass_mean import class_means, mass_mean_probe
 
 PROVENANCE_COLUMNS: dict[str, pl.DataType | type[pl.DataType]] = {

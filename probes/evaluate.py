@@ -16,6 +16,7 @@ import torch
 from jaxtyping import Bool, Float, Int, Shaped
 from torch import Tensor
 
+from probes._grid.workers import WorkerPool
 from probes.batched_probes import BatchedProbes
 from probes.grid import ProbeLayout
 from probes.heads import ClassificationHead, Head
@@ -23,7 +24,6 @@ from probes.metric_table import higher_is_better
 from probes.predictions import TestPredictions
 from probes.rank_metrics import rank_metrics
 from probes.splits import DEV, SPLIT_NAMES, TEST, TRAIN
-from probes.workers import WorkerPool
 
 CHUNK_BYTES = 1 << 24  # bound on one evaluation chunk's activations (memory, not results)
 EVAL_ROWS_MIN = 256  # smallest chunk cut to share evaluation between workers (not results)

@@ -19,9 +19,9 @@ import torch
 from jaxtyping import Bool, Int
 from torch import Tensor
 
+from probes._grid.field_rules import Rule, check_fields
+from probes._grid.masks import check_explicit_masks, explicit_mask_order
 from probes.errors import ProbeConfigError
-from probes.field_rules import Rule, check_fields
-from probes.masks import check_explicit_masks, explicit_mask_order
 from probes.mdl import MDLBlocks
 
 VARIANTS = ("task", "control")

@@ -17,7 +17,7 @@ from jaxtyping import Bool, Float, Shaped
 from torch import Tensor
 
 from probes import metrics
-from probes.inputs import TargetKind
+from probes._grid.inputs import TargetKind
 from probes.metric_table import metric_names
 
 

@@ -20,12 +20,12 @@ from typing import Literal
 import polars as pl
 import torch
 
+from probes._grid.resampling import ItemResamples, seed_counts
 from probes.bootstrap import IntervalMethod, Replicates, bootstrap_probes, confidence_interval
 from probes.errors import ProbeConfigError
 from probes.predictions import TestPredictions
 from probes.rank_bootstrap import bootstrap_rank_metrics
 from probes.rank_metrics import RANK_METRICS
-from probes.resampling import ItemResamples, seed_counts
 
 SeedResampling = Literal["fixed", "resample"]
 GROUP = ["site", "variant", "mask"]

@@ -20,10 +20,10 @@ import torch
 from jaxtyping import Float, Shaped
 from torch import Tensor
 
+from probes._grid.inputs import TargetKind
+from probes._grid.whole_counts import EXACT_LIMIT
 from probes.errors import ProbeInputError
-from probes.inputs import TargetKind
 from probes.metric_table import ClassCounts, LabelCounts, Moments, from_sums, metric_names
-from probes.whole_counts import EXACT_LIMIT
 
 JACKKNIFE_BYTES = 1 << 28  # bound on one chunk of leave-one-out sums (memory, not results)
 

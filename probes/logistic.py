@@ -23,14 +23,14 @@ from jaxtyping import Bool, Float, Int
 from torch import Tensor
 
 from lingprobe.feature_set import FeatureSet
+from probes._grid.inputs import resolve_device
+from probes._grid.lbfgs import LbfgsResult, minimize_lbfgs
+from probes._grid.logistic_feature_set import fit_logistic_feature_set
+from probes._grid.logistic_objective import LogisticObjective
+from probes._grid.memory_budget import checked_memory
+from probes._grid.workers import resolve_threads, worker_pool
 from probes.errors import LogisticConvergenceWarning, ProbeInputError
-from probes.inputs import resolve_device
-from probes.lbfgs import LbfgsResult, minimize_lbfgs
-from probes.logistic_feature_set import fit_logistic_feature_set
 from probes.logistic_l1 import minimize_l1
-from probes.logistic_objective import LogisticObjective
-from probes.memory_budget import checked_memory
-from probes.workers import resolve_threads, worker_pool
 
 
 @dataclass
@@ -123,7 +123,7 @@ def fit_logistic_regression(
     `fit_probes`; results on the CPU.
     `threads`: CPU worker threads (default `torch.get_num_threads()`), each computing with one
     intra-op thread on row blocks of the features and pinned one per CPU when there are as
-    many as CPUs, which keeps a fit fast beside other busy processes (see `probes.workers`);
+    many as CPUs, which keeps a fit fast beside other busy processes (see `probes._grid.workers`);
     results do not depend on it.
     `X` may be a `FeatureSet` `[item, site, dim]` on disk: its sites are the feature blocks
     (G = sites), read by groups of sites that fit `memory` (bytes or a size such as `"4GiB"`;

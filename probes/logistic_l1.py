@@ -21,8 +21,8 @@ import torch
 from jaxtyping import Float
 from torch import Tensor
 
-from probes.lbfgs import LbfgsResult
-from probes.logistic_objective import LogisticObjective
+from probes._grid.lbfgs import LbfgsResult
+from probes._grid.logistic_objective import LogisticObjective
 
 POWER_STEPS = 30  # power iterations for the first curvature estimate (backtracking fixes a low one)
 

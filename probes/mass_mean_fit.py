@@ -19,13 +19,7 @@ import torch
 from jaxtyping import Float
 from torch import Tensor
 
-from probes.config import TrainConfig
-from probes.control import variant_targets
-from probes.errors import ProbeConfigError
-from probes.evaluate import Evaluator
-from probes.grid import ProbeGrid, ProbeLayout
-from probes.heads import make_head
-from probes.inputs import (
+from probes._grid.inputs import (
     check_features,
     check_site_names,
     check_targets,
@@ -34,14 +28,20 @@ from probes.inputs import (
     type_ids,
     warn_absent_classes,
 )
-from probes.item_stream import ItemStream
+from probes._grid.item_stream import ItemStream
+from probes._grid.masks import per_seed, plan_masks
+from probes._grid.workers import resolve_threads, worker_pool
+from probes.config import TrainConfig
+from probes.control import variant_targets
+from probes.errors import ProbeConfigError
+from probes.evaluate import Evaluator
+from probes.grid import ProbeGrid, ProbeLayout
+from probes.heads import make_head
 from probes.linear import LinearProbes
-from probes.masks import per_seed, plan_masks
 from probes.mass_mean import MASS_MEAN_KINDS, mass_mean_probe
 from probes.result_frames import metrics_frame
 from probes.results import ProbeResults
 from probes.splits import Splits, split_codes, warn_empty_test
-from probes.workers import resolve_threads, worker_pool
 
 __all__ = ["MASS_MEAN_KINDS", "fit_mass_means"]
 

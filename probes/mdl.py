@@ -15,7 +15,7 @@ import torch
 from jaxtyping import Float, Int
 from torch import Tensor
 
-from probes.field_rules import Rule, check_fields
+from probes._grid.field_rules import Rule, check_fields
 
 # Voita & Titov (2020), online code: timesteps 0.1 0.2 0.4 0.8 1.6 3.2 6.25 12.5 25 50 100 %
 VOITA_TITOV_FRACTIONS = (0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.0625, 0.125, 0.25, 0.5, 1.0)

@@ -19,7 +19,7 @@ How a metric is computed (`computed`):
   weighting the sorted items, `probes.rank_bootstrap`). Not a sum over items: its weighted and
   leave-one-out forms live in `probes.rank_metrics`, keyed by the name here. Test split of
   classification probes only.
-* `"sentences"`: a structural probe's statistic over sentences (`probes.structural_metrics`,
+* `"sentences"`: a structural probe's statistic over sentences (`probes.structural._metrics`,
   keyed by the name here).
 """
 

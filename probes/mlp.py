@@ -12,8 +12,8 @@ import torch
 from jaxtyping import Float
 from torch import Tensor
 
+from probes._grid.blocks import Block
 from probes.batched_probes import BatchedProbes, ParamSpec, per_site
-from probes.blocks import Block
 from probes.grid import ProbeLayout
 
 

@@ -21,8 +21,8 @@ from safetensors.torch import load as safetensors_load
 from safetensors.torch import save as safetensors_bytes
 from torch import Tensor
 
+from probes._grid.inputs import TargetKind
 from probes.errors import ProbeInputError
-from probes.inputs import TargetKind
 
 FILE = "test_predictions.safetensors"
 HEADS: dict[str, TargetKind] = {

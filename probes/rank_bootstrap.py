@@ -4,7 +4,7 @@ Rank metrics are not sums over items, so `probes.item_sums` cannot serve them; i
 probe's class scores are sorted once, and every resample is scored by weighting the sorted
 items with the resample's item counts (`probes.rank_metrics`): one batched tensor operation
 over `[resample, probe (x class), item]` per block, the same resamples as the other metrics
-(`probes.resampling.ItemResamples`), so intervals and differences stay paired. The
+(`probes._grid.resampling.ItemResamples`), so intervals and differences stay paired. The
 leave-one-item-out values of BCa come in closed form (`jackknife_auroc`,
 `jackknife_recall_at_fpr`).
 """
@@ -15,8 +15,9 @@ import torch
 from jaxtyping import Float, Int
 from torch import Tensor
 
+from probes._grid.inputs import resolve_device
+from probes._grid.resampling import ItemResamples
 from probes.bootstrap import Replicates
-from probes.inputs import resolve_device
 from probes.rank_metrics import (
     DEFAULT_FPR,
     RANK_ELEMENTS,
@@ -28,7 +29,6 @@ from probes.rank_metrics import (
     macro,
     rank_metrics,
 )
-from probes.resampling import ItemResamples
 
 
 def bootstrap_rank_metrics(

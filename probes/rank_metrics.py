@@ -4,7 +4,7 @@ Both are rank statistics of binary problems: a row of scores `[row, item]` and w
 positive. Each row is sorted once (descending); a tie group is the run of equal scores, and
 every quantity is a cumulative sum of item weights read at the group boundaries. Weights
 `[batch, item]` are item counts: all ones for the test items, a bootstrap resample's counts
-(`probes.resampling`), so a resample is scored without materialising its items (a weighted
+(`probes._grid.resampling`), so a resample is scored without materialising its items (a weighted
 item is that many copies of it, and copies of one item are never a positive-negative pair).
 
 * AUROC (Mann-Whitney): the weight of positive-negative pairs the scores order correctly,

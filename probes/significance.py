@@ -27,12 +27,12 @@ import torch
 from jaxtyping import Float, Shaped
 from torch import Tensor
 
+from probes._grid.inputs import TargetKind, resolve_device
+from probes._grid.resampling import SwapPatterns
+from probes._grid.whole_counts import WholeValues, compact
 from probes.bootstrap import FEATURE_BYTES, Replicates, check_metric_names, combine_rows
 from probes.errors import ProbeConfigError
-from probes.inputs import TargetKind, resolve_device
 from probes.item_sums import item_sums
-from probes.resampling import SwapPatterns
-from probes.whole_counts import WholeValues, compact
 
 Alternative = Literal["two-sided", "less", "greater"]
 ALTERNATIVES = ("two-sided", "less", "greater")

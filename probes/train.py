@@ -33,18 +33,12 @@ from torch import Tensor
 from tqdm.auto import tqdm
 
 from lingprobe.feature_set import FeatureSet
-from probes.block_inputs import block_rows, gather_rows, input_layout, input_shape
-from probes.blocks import Block, covered_outer, covered_width, unit_groups
-from probes.chunk_schedule import ChunkSchedule, Draw, Task
-from probes.config import TrainConfig
-from probes.control import variant_targets
-from probes.errors import ProbeConfigError, ProbeInputError
-from probes.evaluate import Evaluator
-from probes.feature_set_fit import fit_feature_set
-from probes.fused_steps import FusedChunk
-from probes.grid import ProbeGrid, ProbeLayout
-from probes.heads import Head, make_head
-from probes.inputs import (
+from probes._grid.block_inputs import block_rows, gather_rows, input_layout, input_shape
+from probes._grid.blocks import Block, covered_outer, covered_width, unit_groups
+from probes._grid.chunk_schedule import ChunkSchedule, Draw, Task
+from probes._grid.feature_set_fit import fit_feature_set
+from probes._grid.fused_steps import FusedChunk
+from probes._grid.inputs import (
     Targets,
     check_features,
     check_site_names,
@@ -54,18 +48,24 @@ from probes.inputs import (
     type_ids,
     warn_absent_classes,
 )
-from probes.item_stream import ItemStream, Phases, whole_epoch
-from probes.masks import per_seed, plan_masks
+from probes._grid.item_stream import ItemStream, Phases, whole_epoch
+from probes._grid.masks import per_seed, plan_masks
+from probes._grid.optim import MaskedAdamW
+from probes._grid.streams import DropoutStreams, RowStreams
+from probes._grid.workers import WorkerPool, resolve_threads, worker_pool
+from probes.config import TrainConfig
+from probes.control import variant_targets
+from probes.errors import ProbeConfigError, ProbeInputError
+from probes.evaluate import Evaluator
+from probes.grid import ProbeGrid, ProbeLayout
+from probes.heads import Head, make_head
 from probes.mass_mean_fit import MASS_MEAN_KINDS, fit_mass_means
 from probes.mdl import block_bounds, grid_codelengths, uniform_codelength
-from probes.optim import MaskedAdamW
 from probes.probe_kinds import make_probes
 from probes.result_frames import codelength_frame, metrics_frame, unscored
 from probes.results import ProbeResults
 from probes.sample_complexity import with_loss_curves
 from probes.splits import DEV, TRAIN, Splits, split_codes, warn_empty_test
-from probes.streams import DropoutStreams, RowStreams
-from probes.workers import WorkerPool, resolve_threads, worker_pool
 
 STEP_CHUNK = 16  # steps a worker runs on one block before the next hand-out (not results)
 RING = 4  # dropout draw slots per (mask, seed): a block may run RING - 1 chunks ahead (not results)

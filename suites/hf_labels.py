@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from probes.inputs import TargetKind
+from probes import TargetKind
 from suites.errors import TaskError
 
 log = logging.getLogger(__name__)

@@ -14,8 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from probes.inputs import TargetKind
-from probes.splits import SPLIT_NAMES
+from probes import SPLIT_NAMES, TargetKind
 from suites.errors import TaskError
 from suites.hf_labels import LabelReader
 from suites.readers.text_files import csv_problem, read_utf8

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from matplotlib import colors as mcolors
 from matplotlib.figure import Figure
 
-from probes.metric_table import label as metric_label
+from probes import METRICS
 
 # Okabe & Ito (2008) colour-blind-safe palette, then matplotlib's tab10 for more models.
 PALETTE = (
@@ -82,7 +82,8 @@ MAX_INCHES = 16.0  # no figure grows wider or taller than this
 
 def label(name: object) -> str:
     """The words for a metric (its label in `probes.metric_table`), column or test-set name."""
-    words = metric_label(str(name)) or LABELS.get(str(name))
+    record = METRICS.get(str(name))
+    words = (record.label if record else None) or LABELS.get(str(name))
     return words or str(name).replace("_", " ")
 
 

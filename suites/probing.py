@@ -26,10 +26,8 @@ import polars as pl
 import torch
 from torch import Tensor
 
-from internals import FeatureSet, FeatureSetError, Site, Subject
+from internals import FeatureSet, FeatureSetError, ProgressBar, Site, Subject, fingerprint
 from internals import sites as site_rules
-from internals.progress import ProgressBar
-from internals.store import fingerprint
 from probes import ProbeGrid, ProbeResults, TrainConfig, fit_probes
 from suites.schema import conform, score_table, site_columns
 from suites.tasks import Task

@@ -37,7 +37,7 @@ from typing import Any
 import polars as pl
 
 from internals import Site, Subject
-from probes.scores import seed_scores
+from probes import seed_scores
 from suites.tasks import Task
 
 BASELINE_INIT = "baseline"

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import polars as pl
 
 from internals import Subject
-from probes.metric_table import METRICS
+from probes import METRICS
 from suites.datasets import DataSource
 from suites.overrides import OverrideError, apply, apply_probe_settings
 from suites.tasks import Task

@@ -23,8 +23,7 @@ import torch
 from torch import Tensor
 
 from internals import SpanItem
-from probes.inputs import TargetKind
-from probes.splits import SPLIT_NAMES
+from probes import SPLIT_NAMES, TargetKind
 from suites.errors import TaskError
 from suites.hf_source import HFData, dataset_name, load_tables, task_rows
 

@@ -16,8 +16,7 @@ from pathlib import Path
 import polars as pl
 import torch
 
-from internals import SpanItem, load_subject, sites
-from internals.steering_effect import steering_effect
+from internals import SpanItem, load_subject, sites, steering_effect
 from probes import ProbeGrid, TrainConfig, directions, fit_probes
 from suites.outputs import write_table
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from internals import load_subject, sites
-from probes import StructuralConfig
+from probes.structural import StructuralConfig
 from suites.datasets import as_source
 from suites.holmes.ud import split_keys
 from suites.structural import StructuralSuiteConfig, by_layer, read_treebank, run_structural

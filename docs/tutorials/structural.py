@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from internals import load_subject, sites
-from probes import StructuralConfig
+from probes.structural import StructuralConfig
 from suites.datasets import DataSource
 from suites.structural import StructuralSuiteConfig, by_layer, read_treebank, run_structural
 from suites.structural.report import write_structural

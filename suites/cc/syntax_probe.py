@@ -19,7 +19,8 @@ from torch import Tensor
 
 from internals import Site, SpanItem, Subject
 from internals import sites as site_rules
-from probes import ItemResamples, bootstrap_probes, confidence_interval, fit_logistic_regression
+from probes import fit_logistic_regression
+from probes.stats import ItemResamples, bootstrap_probes, confidence_interval
 from suites.cc.generate import feature_subsets
 from suites.errors import TaskError
 

@@ -14,9 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
-from internals import load_subject
-from internals.packaged import packaged_path
-from internals.transformer_subject import TransformerSubject
+from internals import TransformerSubject, load_subject, packaged_path
 from suites.cc import figures, semantic_metrics
 from suites.cc.errors import ScoringError
 from suites.cc.head_provenance import untrained_parameters

@@ -15,8 +15,7 @@ import argparse
 import dataclasses
 import time
 
-from internals.cache_dir import cache_root
-from internals.packaged import MINILM
+from internals import MINILM, cache_root
 from suites.commands.run import add_suite_options, run_and_report, suite_config, sweep_of
 from suites.edge.suite import EdgeSuite
 from suites.html import write_html

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
-from internals.load import Init
+from internals import Init
 from suites.datasets import DataSource
 from suites.datasets.references import DATA_HELP
 from suites.errors import TaskError

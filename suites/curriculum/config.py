@@ -10,8 +10,7 @@ from typing import ClassVar, Literal
 import torch
 from torch import Tensor
 
-from probes import ProbeGrid, TrainConfig
-from probes.splits import DEV, TRAIN
+from probes import DEV, TRAIN, ProbeGrid, TrainConfig
 from suites.curriculum.features import PAIR, PARTS
 from suites.errors import TaskError
 from suites.suite import Limits

@@ -7,8 +7,7 @@ from __future__ import annotations
 import polars as pl
 import torch
 
-from probes import fit_probes
-from probes.splits import TEST, TRAIN
+from probes import TEST, TRAIN, fit_probes
 from suites.curriculum.config import CurriculumConfig
 from suites.curriculum.features import NLIFeatures
 from suites.curriculum.probe_outputs import probe_probabilities, subset_metrics

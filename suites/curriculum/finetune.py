@@ -19,8 +19,8 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from internals.random_init import seeded_global_rng
-from probes.splits import TRAIN
+from internals import seeded_global_rng
+from probes import TRAIN
 from suites.curriculum.config import CurriculumConfig
 from suites.curriculum.labels import ModelLabels, matthews
 from suites.curriculum.sampling import base_codes, per_label_subsample

@@ -22,8 +22,7 @@ from jaxtyping import Bool, Float, Int
 from torch import Tensor
 from tqdm.auto import tqdm
 
-from probes import fit_probes
-from probes.splits import TRAIN
+from probes import TRAIN, fit_probes
 from suites.curriculum.config import CurriculumConfig
 from suites.curriculum.features import NLIFeatures
 from suites.curriculum.sampling import base_codes, per_label_subsample

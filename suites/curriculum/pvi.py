@@ -20,8 +20,7 @@ import torch
 from jaxtyping import Bool, Float, Int
 from torch import Tensor
 
-from probes import ProbeResults, fit_probes
-from probes.splits import TEST, TRAIN
+from probes import TEST, TRAIN, ProbeResults, fit_probes
 from suites.curriculum.config import CurriculumConfig
 from suites.curriculum.features import NLIFeatures
 from suites.curriculum.probe_outputs import probe_probabilities

@@ -11,7 +11,7 @@ import torch
 from jaxtyping import Bool, Int
 from torch import Tensor
 
-from probes.splits import DEV, TEST, TRAIN, UNUSED
+from probes import DEV, TEST, TRAIN, UNUSED
 from suites.errors import TaskError
 from suites.tasks import Task
 

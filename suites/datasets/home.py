@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from urllib.parse import urlparse
 
-from internals.cache_dir import cache_root
+from internals import cache_root
 from suites.datasets.errors import DataError
 
 ENV_HOME = "LINGPROBE_DATA"

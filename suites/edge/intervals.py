@@ -18,9 +18,8 @@ import polars as pl
 import torch
 
 from internals import Site, Subject
-from probes import ProbeResults, compare_probes
-from probes.intervals import seed_mean_intervals
-from probes.predictions import TestPredictions
+from probes import ProbeResults, TestPredictions
+from probes.stats import compare_probes, seed_mean_intervals
 from suites.schema import site_columns
 
 ORIGINAL = "original"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
-from probes.scores import seed_scores
+from probes import seed_scores
 from suites.datasets.errors import DataNotFoundError
 from suites.edge.experiment import (
     EdgeResults,

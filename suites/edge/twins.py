@@ -12,7 +12,7 @@ import polars as pl
 
 from internals import Site
 from lingprobe.atomic import atomic_write_bytes
-from probes.predictions import TestPredictions
+from probes import TestPredictions
 from suites.edge.intervals import ScoredSet, compare_inits
 from suites.outputs import read_manifest, write_table
 from suites.schema import site_columns

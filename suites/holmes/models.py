@@ -11,9 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
-from internals import Subject, load_subject
-from internals.load import Init
-from internals.packaged import canonical_name
+from internals import Init, Subject, canonical_name, load_subject
 from suites.errors import TaskError
 from suites.schema import RANDOM_SUFFIX, model_label
 

@@ -36,7 +36,7 @@ import torch
 from jaxtyping import Float
 
 from lingprobe.errors import LingprobeError
-from probes.bootstrap import IntervalMethod, Replicates, confidence_interval
+from probes.stats import IntervalMethod, Replicates, confidence_interval
 
 SCORE_COLUMNS = ("dataset", "model", "score")
 

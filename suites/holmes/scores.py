@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from internals import Site
-from probes.mdl import prefix_size
+from probes import prefix_size
 from suites.probing import ProbeRun
 from suites.schema import conform, score_table
 

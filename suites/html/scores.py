@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from probes.metric_table import METRICS, higher_is_better
-from probes.scores import seed_scores
+from probes import METRICS, higher_is_better, seed_scores
 from suites.schema import model_label
 
 SITE_KEYS = ["model", "init", "suite", "task", "phenomenon", "phenomenon_type", "site", "layer"]

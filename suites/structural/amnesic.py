@@ -15,10 +15,8 @@ from typing import Literal
 import polars as pl
 import torch
 
-from internals import InterventionError, Site, Subject
-from internals.intervene import lm_loss
-from internals.transformer_subject import TransformerSubject
-from probes import AffineEraser, fit_inlp, fit_leace, random_eraser
+from internals import InterventionError, Site, Subject, TransformerSubject, lm_loss
+from probes.erasure import AffineEraser, fit_inlp, fit_leace, random_eraser
 from suites.structural.data import Treebank
 
 Method = Literal["leace", "inlp"]

@@ -6,9 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from internals.pool import PoolHow
-from probes import StructuralConfig
-from probes.structural_metrics import StructuralKind
+from internals import PoolHow
+from probes.structural import StructuralConfig, StructuralKind
 from suites.errors import TaskError
 from suites.suite import Limits
 

@@ -17,7 +17,8 @@ from typing import Literal
 import torch
 
 from internals import SpanItem
-from probes import SentenceTrees, TreeError
+from probes import TreeError
+from probes.structural import SentenceTrees
 from suites.readers.conllu import Sentence, read_sentences
 from suites.tasks import TaskError
 

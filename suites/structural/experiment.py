@@ -18,14 +18,14 @@ import torch
 
 from internals import Site, SpanItem, Subject
 from internals import sites as site_rules
-from probes import (
+from probes.structural import (
     SentenceTrees,
     StructuralGrid,
+    StructuralKind,
     fit_structural_probes,
     right_branching,
     score_sentences,
 )
-from probes.structural_metrics import StructuralKind
 from suites.probing import release_memory
 from suites.schema import BASELINE_INIT, conform, site_columns, subject_rows
 from suites.structural.config import StructuralSuiteConfig

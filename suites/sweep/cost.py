@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from internals.store import fingerprint
+from internals import fingerprint
 from suites.datasets import as_source
 from suites.registry import SUITES
 from suites.sweep.config import SweepConfig

@@ -60,9 +60,9 @@ from __future__ import annotations
 import tomllib
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from internals.load import BACKENDS
+from internals import Backend
 from lingprobe.errors import LingprobeError
 from suites.datasets import FULL, SAMPLES
 from suites.datasets.errors import DataNotFoundError
@@ -82,6 +82,8 @@ from suites.sweep.config import (
 from suites.sweep.errors import SweepConfigError
 from suites.sweep.toml_table import TomlTable, count, integer, text
 from suites.trackers.open import TRACKERS
+
+BACKENDS = get_args(Backend)
 
 
 def load_config(path: str | Path) -> SweepConfig:

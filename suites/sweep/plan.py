@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from internals.store import fingerprint
+from internals import fingerprint
 from suites.outputs import safe_name
 from suites.registry import SUITES
 from suites.suite import identity

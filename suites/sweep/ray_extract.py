@@ -3,7 +3,7 @@
 The items are cut into runs of whole windows of shards (`shard_size` items each; a window is
 the shards one process computes in one call, `internals.store_run`), one run per worker. Each
 worker (a Ray actor that loads the model once) computes its run's shards straight into the store
-folder of the whole item list (`internals.extract.extract_shards`): the folder, shard keys and
+folder of the whole item list (`internals.extract_shards`): the folder, shard keys and
 values a single-process `features(..., store=..., lazy=True)` of all the items writes, computed
 in the same batches, so the same numbers. Every feature is written once. One worker then opens
 the whole list lazily: it finds every shard there, verifies it and writes the `FeatureSet` index
@@ -23,12 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from internals import SpanItem
-from internals.extract import extract_shards
-from internals.items import validate_items
-from internals.reading import Reading
-from internals.sites import SiteSpec, every_layer, resolve
-from internals.store_run import window_shards
+from internals import Reading, SiteSpec, SpanItem, extract_shards, shards_per_window
+from internals import sites as site_rules
 from lingprobe.feature_set import FeatureSet
 from suites.sweep.config import ModelSpec
 from suites.sweep.errors import SweepError
@@ -60,7 +56,7 @@ class Extractor:
             extract_shards(
                 subject,
                 items,
-                sites if sites is not None else every_layer(subject),
+                sites if sites is not None else site_rules.every_layer(subject),
                 shards,
                 reading=Reading("mean", "window", None),
                 store=store,
@@ -87,11 +83,10 @@ class Extractor:
         shard_size: int,
         window_bytes: int | None,
     ) -> int:
-        """Shards per window of computation (`internals.store_run.window_shards`)."""
+        """Shards per window of computation (`internals.shards_per_window`)."""
         subject = self._subject()
-        chosen = resolve(subject, sites if sites is not None else every_layer(subject))
-        width = validate_items(items) * subject.dim
-        return window_shards(shard_size, len(chosen), width, window_bytes)
+        chosen = sites if sites is not None else site_rules.every_layer(subject)
+        return shards_per_window(subject, items, chosen, shard_size, window_bytes)
 
     def _subject(self) -> Any:
         if self.subject is None:

@@ -18,8 +18,7 @@ from typing import cast
 import polars as pl
 import torch
 
-from internals import Subject, load_subject
-from internals.load import Backend, Init
+from internals import Backend, Init, Subject, load_subject
 from suites.registry import SUITES
 from suites.schema import BASELINE_INIT, RESULTS_SCHEMA
 from suites.sweep.config import ModelSpec

@@ -15,8 +15,8 @@ from sklearn.metrics import f1_score
 from torch import Tensor
 
 from probes import TrainConfig, control_labels
+from probes._grid.streams import keyed_generator, training_order
 from probes.mdl import prefix_size
-from probes.streams import keyed_generator, training_order
 
 
 def linear_schedule(warmup: int, total: int):

@@ -10,7 +10,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 from torch import Tensor
 
-from probes.structural_trees import SentenceTrees
+from probes.structural._trees import SentenceTrees
 
 
 def random_heads(length: int, gen: torch.Generator) -> list[int]:

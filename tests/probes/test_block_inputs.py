@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from probes.block_inputs import (
+from probes._grid.block_inputs import (
     ROWS_IN_PLACE,
     SEEDS_OUTER,
     SITES_OUTER,

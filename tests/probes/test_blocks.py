@@ -7,7 +7,7 @@ from itertools import pairwise
 
 import pytest
 
-from probes.blocks import BLOCK_STATE_MAX, covered_outer, unit_groups
+from probes._grid.blocks import BLOCK_STATE_MAX, covered_outer, unit_groups
 
 
 @pytest.mark.parametrize(

@@ -18,14 +18,11 @@ from sklearn.metrics import f1_score, matthews_corrcoef
 
 from probes import (
     DegenerateIntervalWarning,
-    ItemResamples,
-    Replicates,
-    bootstrap_probes,
     classification_metrics,
-    confidence_interval,
     multilabel_metrics,
     regression_metrics,
 )
+from probes.stats import ItemResamples, Replicates, bootstrap_probes, confidence_interval
 
 N, K, B, SEED = 36, 3, 299, 7
 

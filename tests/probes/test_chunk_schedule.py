@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from probes.chunk_schedule import ChunkSchedule, Draw, Train
-from probes.workers import worker_pool
+from probes._grid.chunk_schedule import ChunkSchedule, Draw, Train
+from probes._grid.workers import worker_pool
 
 
 @settings(max_examples=200, deadline=None)

@@ -10,25 +10,27 @@ import pytest
 import torch
 
 from probes import (
-    ItemResamples,
     ProbeConfigError,
     ProbeGrid,
     ProbeInputError,
     ProbeResults,
-    SwapPatterns,
     TestPredictions,
     TrainConfig,
-    bootstrap_probes,
-    compare_probes,
-    confidence_interval,
     fit_probes,
-    permutation_test,
     random_splits,
 )
+from probes._grid.resampling import seed_counts
 from probes.metric_table import metric_names
 from probes.predictions import compact_ids
 from probes.rank_metrics import RANK_METRICS
-from probes.resampling import seed_counts
+from probes.stats import (
+    ItemResamples,
+    SwapPatterns,
+    bootstrap_probes,
+    compare_probes,
+    confidence_interval,
+    permutation_test,
+)
 from tests.probes.conftest import Synthetic, make_synthetic
 
 FAST = TrainConfig(epochs=4, batch_size=32, lr=0.02)  # tiny data: a large step

@@ -7,7 +7,7 @@ import pytest
 import torch
 from scipy import stats
 
-from probes.streams import DropoutStreams, keep_rule
+from probes._grid.streams import DropoutStreams, keep_rule
 
 
 @pytest.mark.parametrize("p", [0.1, 0.2, 0.5, 0.9])

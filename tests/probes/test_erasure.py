@@ -11,17 +11,8 @@ import torch
 from concept_erasure import LeaceFitter
 from sklearn.linear_model import LogisticRegression
 
-from probes import (
-    AffineEraser,
-    ProbeGrid,
-    ProbeInputError,
-    TrainConfig,
-    erase_then_probe,
-    fit_inlp,
-    fit_leace,
-    fit_logistic_regression,
-    random_eraser,
-)
+from probes import ProbeGrid, ProbeInputError, TrainConfig, fit_logistic_regression
+from probes.erasure import AffineEraser, erase_then_probe, fit_inlp, fit_leace, random_eraser
 
 
 def concept_data(n: int = 3000, sites: int = 3, dim: int = 12, classes: int = 4, seed: int = 0):

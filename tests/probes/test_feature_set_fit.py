@@ -21,21 +21,16 @@ from probes import (
     ProbeConfigError,
     ProbeGrid,
     ProbeResults,
-    StructuralConfig,
-    StructuralGrid,
     TrainConfig,
-    erase_then_probe,
-    fit_inlp,
-    fit_leace,
     fit_logistic_regression,
     fit_probes,
-    fit_structural_probes,
     random_splits,
-    site_groups,
-    site_reader,
 )
-from probes.memory_budget import plan_sites
-from probes.site_reader import item_major_reader
+from probes._grid import site_groups, site_reader
+from probes._grid.memory_budget import plan_sites
+from probes._grid.site_reader import item_major_reader
+from probes.erasure import erase_then_probe, fit_inlp, fit_leace
+from probes.structural import StructuralConfig, StructuralGrid, fit_structural_probes
 from tests.probes.conftest import Synthetic, make_synthetic
 from tests.probes.structural_data import embedded_trees
 from tests.probes.test_erasure import concept_data

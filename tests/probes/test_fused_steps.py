@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 import torch
 
-import probes.fused_steps
+import probes._grid.fused_steps
 import probes.train
 from probes import MDLBlocks, ProbeGrid, TrainConfig, fit_probes, random_splits
-from probes.block_inputs import ROWS_IN_PLACE, SEEDS_OUTER, input_layout
-from probes.blocks import unit_groups
-from probes.fused_steps import linear_chunk
+from probes._grid.block_inputs import ROWS_IN_PLACE, SEEDS_OUTER, input_layout
+from probes._grid.blocks import unit_groups
+from probes._grid.fused_steps import linear_chunk
+from probes._grid.optim import MaskedAdamW
 from probes.linear import LinearProbes
-from probes.optim import MaskedAdamW
 from tests.probes.conftest import Synthetic, make_synthetic
 
 
@@ -31,7 +31,7 @@ def fit_both(
     args = (feats, targets, splits, grid, config)
     fused = fit_probes(*args, keys=keys, device=device, progress=False)
     with monkeypatch.context() as patch:
-        patch.setattr(probes.fused_steps, "linear_chunk", lambda: None)
+        patch.setattr(probes._grid.fused_steps, "linear_chunk", lambda: None)
         loop = fit_probes(*args, keys=keys, device=device, progress=False)
     assert fused.metrics.equals(loop.metrics)
     assert fused.probes.equals(loop.probes)

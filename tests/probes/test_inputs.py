@@ -16,7 +16,7 @@ from probes import (
     fit_probes,
     random_splits,
 )
-from probes.inputs import check_features
+from probes._grid.inputs import check_features
 from probes.metric_table import metric_names
 from tests.probes.conftest import Synthetic
 
@@ -48,7 +48,7 @@ def test_non_finite_features(synthetic: Synthetic, bad: float) -> None:
 def test_non_finite_features_checked_block_by_block(monkeypatch: pytest.MonkeyPatch) -> None:
     """Blocks of a few rows: the first bad value and the count are those of the whole tensor,
     and float16 rows whose sum overflows but whose values are finite pass."""
-    monkeypatch.setattr("probes.inputs.CHECK_BYTES", 3 * 4 * 8 * 2)  # 3 rows per block
+    monkeypatch.setattr("probes._grid.inputs.CHECK_BYTES", 3 * 4 * 8 * 2)  # 3 rows per block
     feats = torch.full((20, 4, 8), 60000.0, dtype=torch.float16)  # every row sums past 65504
     check_features(feats)
     feats[10, 2, 5], feats[13, 0, 1], feats[19, 3, 7] = float("nan"), float("inf"), float("nan")

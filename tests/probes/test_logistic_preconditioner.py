@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from probes.lbfgs import Preconditioner, minimize_lbfgs
-from probes.logistic_objective import GRAM_RIDGE, LogisticObjective
-from probes.onednn_matmul import matmul_nt, onednn_available
-from probes.workers import worker_pool
+from probes._grid.lbfgs import Preconditioner, minimize_lbfgs
+from probes._grid.logistic_objective import GRAM_RIDGE, LogisticObjective
+from probes._grid.onednn_matmul import matmul_nt, onednn_available
+from probes._grid.workers import worker_pool
 
 
 def reference_inverse(x: torch.Tensor, w: torch.Tensor, penalty: float) -> torch.Tensor:
@@ -112,7 +112,7 @@ def test_a_cold_fit_builds_the_gram_preconditioner_only_for_probes_still_running
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from probes import fit_logistic_regression
-    from probes.lbfgs import REFRESH_AT
+    from probes._grid.lbfgs import REFRESH_AT
 
     built: list[int] = []
     original = LogisticObjective.preconditioner

@@ -12,14 +12,14 @@ from probes import (
     ProbeConfigError,
     ProbeGrid,
     TrainConfig,
-    block_items,
     control_labels,
     fit_probes,
     online_codelength,
     random_splits,
 )
-from probes.inputs import type_ids
-from probes.streams import training_order
+from probes._grid.inputs import type_ids
+from probes._grid.streams import training_order
+from probes.mdl import block_items
 from tests.probes.conftest import make_synthetic
 
 CONFIG = TrainConfig(epochs=3, batch_size=16)

@@ -28,7 +28,7 @@ from probes.metric_table import (
     select_choices,
 )
 from probes.rank_metrics import RANK_METRICS, rank_metrics
-from probes.structural_metrics import METRICS as STRUCTURAL
+from probes.structural._metrics import METRICS as STRUCTURAL
 
 # (metric, target kind) -> its reference on one probe's (truth, prediction) numpy arrays.
 # A new item-sum metric adds its entry here (test_every_item_sum_metric_has_a_reference).

@@ -10,10 +10,10 @@ import torch
 from sklearn.metrics import roc_auc_score
 
 from probes import ProbeGrid, ProbeResults, TrainConfig, fit_probes, random_splits
+from probes._grid.resampling import ItemResamples
 from probes.intervals import seed_mean_intervals
 from probes.rank_bootstrap import bootstrap_rank_metrics
 from probes.rank_metrics import rank_metrics
-from probes.resampling import ItemResamples
 from tests.probes.conftest import make_synthetic
 
 

@@ -15,7 +15,8 @@ import pytest
 import torch
 from scipy import stats
 
-from probes import (
+from probes.significance import p_values
+from probes.stats import (
     ItemResamples,
     Replicates,
     SwapPatterns,
@@ -24,7 +25,6 @@ from probes import (
     holm_bonferroni,
     permutation_test,
 )
-from probes.significance import p_values
 from tests.probes.test_bootstrap import K, np_accuracy, np_macro_f1, np_mcc
 
 NP_METRICS = {"accuracy": np_accuracy, "macro_f1": np_macro_f1, "mcc": np_mcc}

@@ -11,14 +11,14 @@ import torch
 from scipy.sparse.csgraph import minimum_spanning_tree
 from scipy.stats import rankdata, spearmanr
 
-from probes import (
+from probes.structural import (
     SentenceTrees,
-    average_ranks,
     right_branching,
     score_sentences,
     spanning_tree_parents,
     spearman,
 )
+from probes.structural._metrics import average_ranks
 from tests.probes.structural_data import bfs_distances, random_trees, sentence_heads
 from tests.probes.test_structural_trees import HAND_HEADS
 

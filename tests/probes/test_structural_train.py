@@ -9,15 +9,9 @@ import math
 import pytest
 import torch
 
-from probes import (
-    ProbeConfigError,
-    ProbeInputError,
-    SentenceTrees,
-    StructuralConfig,
-    StructuralGrid,
-    fit_structural_probes,
-)
-from probes.structural_probe import (
+from probes import ProbeConfigError, ProbeInputError
+from probes.structural import SentenceTrees, StructuralConfig, StructuralGrid, fit_structural_probes
+from probes.structural._probe import (
     initial_projection,
     order_generator,
     predict,
@@ -154,7 +148,7 @@ def test_bad_inputs_are_refused() -> None:
 
 @pytest.mark.parametrize("kind", ["distance", "depth"])
 def test_written_out_gradient_equals_autograd(kind: str) -> None:
-    from probes.structural_probe import loss_gradient
+    from probes.structural._probe import loss_gradient
 
     data = embedded_trees(12, seed=4, noise=0.5)
     trees, feats = data.trees, data.feats

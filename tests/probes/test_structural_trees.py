@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from probes import ProbeInputError, SentenceTrees
+from probes import ProbeInputError
+from probes.structural import SentenceTrees
 from tests.probes.structural_data import bfs_distances, random_trees, sentence_heads
 
 # "The chef ran to the store ." : The<-chef<-ran(root), to<-store, the<-store, store<-ran, .<-ran

@@ -11,7 +11,7 @@ import torch
 from sklearn.metrics import accuracy_score, f1_score
 
 from probes import ProbeGrid, TrainConfig, fit_probes, random_splits
-from probes.inputs import type_ids
+from probes._grid.inputs import type_ids
 from probes.metric_table import metric_names
 from probes.train import RING, STEP_CHUNK
 from tests.probes.conftest import Synthetic, make_synthetic

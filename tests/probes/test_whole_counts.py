@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from probes.whole_counts import WholeValues, compact
+from probes._grid.whole_counts import WholeValues, compact
 
 
 def test_whole_products_equal_the_float_gemm() -> None:

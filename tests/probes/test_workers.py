@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from probes import workers
+from probes._grid import workers
+from probes._grid.workers import worker_pool
 from probes.errors import ProbeConfigError
-from probes.workers import worker_pool
 
 TASKS = Path("/proc/self/task")  # one entry per OS thread of this process (Linux)
 

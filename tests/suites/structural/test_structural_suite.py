@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from internals import Site, load_subject
-from probes import StructuralConfig
+from probes.structural import StructuralConfig
 from suites.cli import main
 from suites.schema import RESULTS_SCHEMA
 from suites.structural import (

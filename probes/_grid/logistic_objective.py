@@ -17,10 +17,10 @@ import torch
 from jaxtyping import Float, Int
 from torch import Tensor
 
+from probes._grid.inputs import check_features
+from probes._grid.onednn_matmul import matmul_nt
+from probes._grid.workers import WorkerPool
 from probes.errors import ProbeInputError
-from probes.inputs import check_features
-from probes.onednn_matmul import matmul_nt
-from probes.workers import WorkerPool
 
 ROW_BLOCK = 4096  # rows per block of work on the CPU (a fixed cut, not a tuning of results)
 GRAM_RIDGE = 1e-2  # measured on MiniLM word features: fewest iterations among 1e-6..1e-1

@@ -1,6 +1,6 @@
 """`fit_probes` on a `FeatureSet`: features read from disk under `TrainConfig.memory`.
 
-Site groups where one site fits the budget (`probes.site_groups`), item blocks streamed where
+Site groups where one site fits the budget (`probes._grid.site_groups`), item blocks streamed where
 not (`probes.streamed_sweep`). The results equal `fit_probes` of the same features as a tensor.
 """
 
@@ -14,13 +14,13 @@ from typing import Any
 from torch import Tensor
 
 from lingprobe.feature_set import FeatureSet
+from probes._grid.inputs import check_site_names
+from probes._grid.item_stream import ItemStream
+from probes._grid.memory_budget import format_bytes
+from probes._grid.site_groups import fit_in_site_groups, held_dtype, merge_site_groups
 from probes.config import TrainConfig
 from probes.grid import ProbeGrid
-from probes.inputs import check_site_names
-from probes.item_stream import ItemStream
-from probes.memory_budget import format_bytes
 from probes.results import ProbeResults
-from probes.site_groups import fit_in_site_groups, held_dtype, merge_site_groups
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from jaxtyping import Bool, Float, Int
 from torch import Tensor
 
 from probes.metric_table import metric_names
-from probes.structural_trees import PaddedTrees, SentenceTrees
+from probes.structural._trees import PaddedTrees, SentenceTrees
 
 StructuralKind = Literal["distance", "depth"]
 # (tree metric, Spearman metric) of each kind, in the order of `probes.metric_table`

@@ -32,7 +32,7 @@ from typing import TypeVar
 
 import torch
 
-from probes.chunk_schedule import ChunkSchedule, Task
+from probes._grid.chunk_schedule import ChunkSchedule, Task
 from probes.errors import ProbeConfigError
 
 T = TypeVar("T")

@@ -18,9 +18,9 @@ import torch
 from jaxtyping import Bool, Float, Int
 from torch import Tensor
 
+from probes._grid.streams import keyed_generator
 from probes.errors import ProbeConfigError
-from probes.streams import keyed_generator
-from probes.structural_metrics import StructuralKind
+from probes.structural._metrics import StructuralKind
 
 
 @dataclass(frozen=True)

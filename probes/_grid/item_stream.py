@@ -1,7 +1,7 @@
 """The grid trainer on a `FeatureSet` whose single site does not fit the memory budget.
 
 The fit then holds no whole site. Its random minibatches are known an epoch ahead
-(`probes.streams.RowStreams`), so each epoch is trained in phases, each a range of step chunks:
+(`streams.RowStreams`), so each epoch is trained in phases, each a range of step chunks:
 a phase reads the rows its batches gather (every site of the grid), remapped to their place in
 what was read, while the next phase is read in the background. The dev items' features stay
 in memory for the best-epoch selection; the final evaluation reads the items block by block.
@@ -25,11 +25,11 @@ from jaxtyping import Float, Int
 from torch import Tensor
 
 from lingprobe.feature_set import FeatureSet
+from probes._grid.inputs import check_features
+from probes._grid.memory_budget import format_bytes
+from probes._grid.site_reader import site_groups
+from probes._grid.workers import resolve_threads
 from probes.errors import ProbeConfigError
-from probes.inputs import check_features
-from probes.memory_budget import format_bytes
-from probes.site_reader import site_groups
-from probes.workers import resolve_threads
 
 log = logging.getLogger(__name__)
 # (first chunk of each mask, chunk each mask stops at, the epoch's rows as positions in the

@@ -20,9 +20,9 @@ from jaxtyping import Float, Int
 from torch import Tensor
 
 from lingprobe.feature_set import FeatureSet
-from probes.erasure import AffineEraser, _one_hot, orthogonal_eraser
+from probes._grid.inputs import check_features
+from probes.erasure._leace import AffineEraser, _one_hot, orthogonal_eraser
 from probes.errors import ProbeInputError
-from probes.inputs import check_features
 from probes.logistic import fit_logistic_regression
 from probes.splits import DEV, TRAIN, Splits, split_codes
 

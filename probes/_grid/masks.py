@@ -20,10 +20,10 @@ import torch
 from jaxtyping import Bool, Int
 from torch import Tensor
 
+from probes._grid.streams import training_order
 from probes.errors import ProbeConfigError, ProbeInputError
 from probes.mdl import prefix_size
 from probes.splits import DEV, TEST, TRAIN
-from probes.streams import training_order
 
 
 def _as_masks(masks: Tensor | np.ndarray, name: str, n_seeds: int) -> Tensor:

@@ -1,7 +1,7 @@
 """Reading a `FeatureSet`'s sites group by group, the next group in the background.
 
 A fit under a memory budget trains one group of sites to the end, drops it and goes on with the
-next (`probes.memory_budget.plan_sites`). With `prefetch`, one background thread reads the next
+next (`memory_budget.plan_sites`). With `prefetch`, one background thread reads the next
 group from disk while the current one trains, so the disk and the cores work at once; two
 groups are then held at a time, which the plan counts. Every site is read once.
 """
@@ -17,7 +17,7 @@ from jaxtyping import Float
 from torch import Tensor
 
 from lingprobe.feature_set import FeatureSet
-from probes.inputs import check_features
+from probes._grid.inputs import check_features
 
 Read = Callable[[tuple[int, ...]], Tensor]
 READ_BYTES = 1 << 26  # float32 bytes of one read of a group's items (memory, not results)

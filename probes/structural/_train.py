@@ -23,13 +23,13 @@ from torch import Tensor
 from tqdm.auto import tqdm
 
 from lingprobe.feature_set import FeatureSet
+from probes._grid.inputs import check_features, resolve_device
+from probes._grid.site_reader import in_memory
 from probes.errors import ProbeInputError
-from probes.inputs import check_features, resolve_device
 from probes.result_frames import metrics_frame
-from probes.site_reader import in_memory
 from probes.splits import DEV, SPLIT_NAMES, TEST, TRAIN, Splits, split_codes
-from probes.structural_metrics import StructuralKind, length_chunks, score_sentences
-from probes.structural_probe import (
+from probes.structural._metrics import StructuralKind, length_chunks, score_sentences
+from probes.structural._probe import (
     StructuralConfig,
     StructuralGrid,
     StructuralLayout,
@@ -40,7 +40,7 @@ from probes.structural_probe import (
     project,
     sentence_losses,
 )
-from probes.structural_trees import PaddedTrees, SentenceTrees
+from probes.structural._trees import PaddedTrees, SentenceTrees
 
 KINDS = ("distance", "depth")
 

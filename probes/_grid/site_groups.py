@@ -1,9 +1,9 @@
 """The grid trainer on a `FeatureSet` under a memory budget: one group of sites at a time.
 
-Each group of sites (`probes.memory_budget.plan_sites`) is read once, trained to the end as a
+Each group of sites (`probes._grid.memory_budget.plan_sites`) is read once, trained to the end as a
 grid of its own and released, while the next group is read in the background
-(`probes.site_reader`); the groups' results are then put together in the order of the whole
-grid. A probe draws the same numbers in any grid (`probes.streams`: every stream is keyed by
+(`probes._grid.site_reader`); the groups' results are then put together in the order of the whole
+grid. A probe draws the same numbers in any grid (`probes._grid.streams`: every stream is keyed by
 the probe's seed, mask and order key, never by its site or the grid's size; the initialisation
 is drawn once per seed for every site), its block's GEMMs and its site's evaluation GEMM do not
 depend on the other sites, so the results equal the one fit of every site bit for bit.
@@ -20,12 +20,12 @@ import torch
 from torch import Tensor
 
 from lingprobe.feature_set import FeatureSet
+from probes._grid.memory_budget import format_bytes, plan_sites
+from probes._grid.site_reader import item_major_reader, site_groups
 from probes.config import TrainConfig
 from probes.grid import ProbeGrid, ProbeLayout
-from probes.memory_budget import format_bytes, plan_sites
 from probes.predictions import TestPredictions
 from probes.results import ProbeResults
-from probes.site_reader import item_major_reader, site_groups
 
 log = logging.getLogger(__name__)
 TensorFit = Callable[[Tensor, ProbeGrid, TrainConfig], ProbeResults]

@@ -20,10 +20,10 @@ from jaxtyping import Float, Int
 from torch import Tensor
 
 from lingprobe.feature_set import FeatureSet
+from probes._grid.inputs import check_features
+from probes._grid.site_reader import in_memory
+from probes._grid.streams import keyed_generator
 from probes.errors import ProbeInputError
-from probes.inputs import check_features
-from probes.site_reader import in_memory
-from probes.streams import keyed_generator
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ import torch
 from torch import Tensor
 from torch.optim.adamw import adamw
 
+from probes._grid.blocks import Block
 from probes.batched_probes import BatchedProbes
-from probes.blocks import Block
 from probes.config import TrainConfig
 
 
@@ -45,7 +45,7 @@ class MaskedAdamW:
 
     def moments(self, block: Block) -> tuple[list[Tensor], list[Tensor], list[Tensor]]:
         """A block's first and second moments and its step counters, for a caller that runs
-        torch's fused AdamW kernel itself (`probes.fused_steps`); the moments are shaped as
+        torch's fused AdamW kernel itself (`probes._grid.fused_steps`); the moments are shaped as
         `BatchedProbes.fused` shapes the parameters (CUDA's kernel wants equal shapes)."""
         return (
             [BatchedProbes.fused(e, block) for e in self.exp_avg],

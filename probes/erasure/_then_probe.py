@@ -17,12 +17,12 @@ from jaxtyping import Float
 from torch import Tensor
 
 from lingprobe.feature_set import FeatureSet
+from probes._grid.site_reader import in_memory
 from probes.config import TrainConfig
-from probes.erasure import AffineEraser
+from probes.erasure._leace import AffineEraser
 from probes.errors import ProbeInputError
 from probes.grid import ProbeGrid
 from probes.results import TABLE_COLUMNS
-from probes.site_reader import in_memory
 from probes.splits import Splits
 from probes.train import fit_probes
 

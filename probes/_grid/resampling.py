@@ -17,8 +17,8 @@ import torch
 from jaxtyping import Float, Int
 from torch import Tensor
 
+from probes._grid.streams import keyed_generator
 from probes.errors import ProbeConfigError
-from probes.streams import keyed_generator
 
 BLOCK = 128  # resamples per block (fixed, so the draws never depend on memory)
 MAX_EXACT_ITEMS = 20  # at most 2^20 swap patterns are enumerated exactly

@@ -1,4 +1,4 @@
-"""A chunk of linear-probe training steps as one TorchScript call (`probes.torchscript`).
+"""A chunk of linear-probe training steps as one TorchScript call (`probes._grid.torchscript`).
 
 The grid trainer's step is some fifteen small torch operations (gather the batch rows, dropout,
 two batched GEMMs, the head's gradient, fused AdamW). Called from Python, every one of them
@@ -15,14 +15,14 @@ from typing import Any
 
 from torch import Tensor
 
+from probes._grid.block_inputs import ROWS_IN_PLACE, SEEDS_OUTER
+from probes._grid.blocks import Block
+from probes._grid.optim import MaskedAdamW
+from probes._grid.torchscript import compiled
 from probes.batched_probes import BatchedProbes
-from probes.block_inputs import ROWS_IN_PLACE, SEEDS_OUTER
-from probes.blocks import Block
 from probes.config import TrainConfig
 from probes.heads import Head
 from probes.linear import LinearProbes
-from probes.optim import MaskedAdamW
-from probes.torchscript import compiled
 
 HEAD_CODES: dict[str, int] = {"classification": 0, "multilabel": 1, "regression": 2}
 

@@ -1,7 +1,7 @@
 """`fit_logistic_regression` on a `FeatureSet`: the sites are the feature blocks, read in groups.
 
 Probe p reads site `p // (P / sites)`. Each group of sites that fits the memory budget is read
-once (`probes.site_reader`, the next group in the background), its probes are fitted to the end
+once (`site_reader`, the next group in the background), its probes are fitted to the end
 and the group is released. Batched L-BFGS runs every probe on its own (its history, line
 search and stopping test; a feature block's GEMMs read only that block's probes), so fitting a
 group alone gives its probes the numbers of the fit of every site at once.
@@ -19,9 +19,9 @@ from jaxtyping import Int
 from torch import Tensor
 
 from lingprobe.feature_set import FeatureSet
+from probes._grid.memory_budget import checked_memory, format_bytes, plan_sites
+from probes._grid.site_reader import site_groups, site_major_reader
 from probes.errors import ProbeConfigError, ProbeInputError
-from probes.memory_budget import checked_memory, format_bytes, plan_sites
-from probes.site_reader import site_groups, site_major_reader
 
 log = logging.getLogger(__name__)
 Fitted = TypeVar("Fitted")
