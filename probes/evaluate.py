@@ -27,8 +27,8 @@ from probes.splits import DEV, SPLIT_NAMES, TEST, TRAIN
 
 CHUNK_BYTES = 1 << 24  # bound on one evaluation chunk's activations (memory, not results)
 EVAL_ROWS_MIN = 256  # smallest chunk cut to share evaluation between workers (not results)
-# bound on one chunk's gathered rows (dev selection): a fresh 38 MB block (1,897 UPOS-sized rows)
-# is new pages each epoch, and faulting them in took 25 ms where the gather itself takes 4.4 ms
+# bound on one chunk's gathered rows (dev selection): a large block is fresh pages each epoch,
+# whose faults cost more than the gather (measured in benchmarks/HISTORY.md)
 GATHER_BYTES = 1 << 23
 T = TypeVar("T")
 

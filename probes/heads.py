@@ -76,8 +76,8 @@ class ClassificationHead(Head):
         return torch.softmax(logits, dim=-2).sub_(encoded).mul_(weight)
 
     def predict(self, logits: Float[Tensor, "*rest out"]) -> Shaped[Tensor, "..."]:
-        # max's indices, the same as argmax (first maximum; NaN counts as the maximum): on the
-        # CPU 9.6 instead of 12.5 ms for [13, 2000, 10, 17] on one thread
+        # max's indices, the same as argmax (first maximum; NaN counts as the maximum) and
+        # faster on the CPU (benchmarks/HISTORY.md)
         return logits.max(dim=-1).indices
 
     def item_loss(

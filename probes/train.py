@@ -1,21 +1,14 @@
 """The minibatch AdamW grid trainer: every probe of a grid trained in one loop (Holmes protocol).
 
-The work is cut into blocks of one mask and a range of (site, seed) units (`blocks.py`): a block
-gathers the batch rows of the seeds and sites it covers (shared order: one stream's rows at a range
-of sites; per-seed order: a range of seeds' rows over every site, one contiguous run per item); each
-seed's dropout mask (drawn ahead for a chunk of steps) multiplies them for all its sites and
-variants as they land in the block's input buffer; one batched matmul computes the logits of the
-block's probes (variants fused along the output axis, see `linear.py`); the gradient is written by
-hand (no autograd) and one fused AdamW step updates them. Blocks are independent, so the worker
-threads (`workers.py`) take them `STEP_CHUNK` steps at a time, each with one intra-op thread, with
-no barrier inside an epoch (`chunk_schedule.py`: a worker takes whatever chunk or dropout draw is
-ready, so one slowed by another process holds up only its own block); masks run their own number of
-steps per epoch. Results do not depend on the number of threads or the order the work ran in. For
-linear probes a chunk of steps is one TorchScript call (`fused_steps.py`: the same operations,
-bit-identical) holding the interpreter lock once, not per operation: workers never wait on it.
-
-Every random draw is keyed by the probe's identity (`streams.py`), so each probe's outcome equals
-training it alone (a one-probe grid) with the same seed, up to float reassociation.
+The work is cut into blocks of one mask and a range of (site, seed) units (`_grid/blocks.py`); a
+block gathers its seeds' and sites' batch rows, each seed's dropout mask (drawn ahead) multiplies
+them as they land in the block's input buffer, one batched matmul computes the logits of the
+block's probes (variants fused along the output axis), the gradient is written by hand and one
+fused AdamW step updates them. Worker threads (`_grid/workers.py`) take blocks `STEP_CHUNK` steps
+at a time with no barrier inside an epoch (`_grid/chunk_schedule.py`); for linear probes a chunk
+is one TorchScript call (`_grid/fused_steps.py`, bit-identical). Every random draw is keyed by the
+probe's identity (`_grid/streams.py`), so results do not depend on the thread count or order, and
+each probe's outcome equals training it alone with the same seed, up to float reassociation.
 """
 
 from __future__ import annotations
