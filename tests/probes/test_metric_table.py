@@ -15,7 +15,8 @@ from sklearn.metrics import (
     mean_squared_error,
 )
 
-from probes import ItemResamples, ProbeGrid, TrainConfig, bootstrap_probes, fit_probes
+from probes import ProbeGrid, TrainConfig, fit_probes
+from probes.stats import ItemResamples, bootstrap_probes
 from probes.errors import ProbeConfigError
 from probes.heads import make_head
 from probes.item_sums import item_sums
