@@ -16,7 +16,6 @@ from sklearn.metrics import (
 )
 
 from probes import ProbeGrid, TrainConfig, fit_probes
-from probes.stats import ItemResamples, bootstrap_probes
 from probes.errors import ProbeConfigError
 from probes.heads import make_head
 from probes.item_sums import item_sums
@@ -29,6 +28,7 @@ from probes.metric_table import (
     select_choices,
 )
 from probes.rank_metrics import RANK_METRICS, rank_metrics
+from probes.stats import ItemResamples, bootstrap_probes
 from probes.structural._metrics import METRICS as STRUCTURAL
 
 # (metric, target kind) -> its reference on one probe's (truth, prediction) numpy arrays.
