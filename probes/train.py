@@ -104,7 +104,7 @@ def fit_probes(
         >>> result = fit_probes(feats, targets, splits, grid, config, progress=False)
         >>> test = result.table().filter(split="test", metric="accuracy")
         >>> test["site"].to_list(), bool((test["value"] >= 0.8).all())
-        ([0, 1], True)
+        (['0', '1'], True)
     """
     grid, config = grid or ProbeGrid(), config or TrainConfig()
     options: dict[str, Any] = {"keys": keys, "num_classes": num_classes, "device": device}

@@ -140,7 +140,7 @@ def run_structural(
 
     Examples:
         >>> from internals import load_subject
-        >>> from probes import StructuralConfig
+        >>> from probes.structural import StructuralConfig
         >>> from suites.datasets import DataSource
         >>> from suites.structural import read_treebank
         >>> ewt = DataSource(samples=True)

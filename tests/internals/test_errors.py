@@ -15,6 +15,7 @@ from internals import (
     TokenizerError,
     load_subject,
     sites,
+    store_run,
 )
 from tests.internals.test_align import WhitespaceTokenizer
 
@@ -65,7 +66,9 @@ def test_unknown_model_offline_fails_fast():
         load_subject("glove:/nonexistent/vectors.txt")
 
 
-def test_error_mid_run_keeps_the_store_and_names_the_global_item(minilm, tmp_path):
+def test_error_mid_run_keeps_the_store_and_names_the_global_item(minilm, tmp_path, monkeypatch):
+    monkeypatch.setattr(store_run, "WINDOW_BYTES", 1)  # one shard per compute call: the shards
+    # computed before the failing window are kept
     long_text = "word " * 600 + "target"
     items = [SpanItem(f"Item {i} is fine.", spans=((0, 4),)) for i in range(5)]
     items.append(SpanItem(long_text, spans=((len(long_text) - 6, len(long_text)),)))

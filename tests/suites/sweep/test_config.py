@@ -155,7 +155,7 @@ def test_defaults(tmp_path):
         (('label = "GloVe"', 'label = "minilm"'), r"labels \['minilm'\] twice; set `label`"),
         (
             ('probe = {kind = "mlp", dropout = 0.3}', 'probe = {kind = "cnn"}'),
-            r"#2 \(edge\): kind='cnn': choose one of \['linear', 'mlp'\]",
+            r"#2 \(edge\): kind='cnn': choose one of \['linear', 'mlp', 'mass_mean', .*\]",
         ),
         (
             ('probe = {kind = "mlp", dropout = 0.3}', "probe = {lr = inf}"),
