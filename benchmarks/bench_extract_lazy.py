@@ -18,7 +18,6 @@ Needs the full EWT train split (`LINGPROBE_DATA`); the machine is shared, so tim
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,7 +26,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.ewt_sample import ewt_path
-from benchmarks.extract_common import ROOT, load
+from benchmarks.extract_common import load
+from benchmarks.feature_set_common import in_fresh_process
 from benchmarks.figures import Figures
 from benchmarks.memory_probe import peak_mib, reset_peak
 
@@ -62,15 +62,7 @@ def probe(mode: str, n: int, store: Path) -> dict[str, float]:
 def fresh_process(mode: str, n: int) -> dict[str, float]:
     """`probe(mode, n)` in a child process with its own empty store folder."""
     with tempfile.TemporaryDirectory(prefix="lingprobe-lazy-bench-") as store:
-        done = subprocess.run(
-            [sys.executable, "-m", "benchmarks.bench_extract_lazy", mode, str(n), store],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+        return in_fresh_process("benchmarks.bench_extract_lazy", mode, str(n), store)
 
 
 @pytest.mark.full

@@ -17,14 +17,14 @@ sites' time. Needs EWT train (`LINGPROBE_DATA`).
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 
 import pytest
 
 from benchmarks.ewt_sample import ewt_path
-from benchmarks.extract_common import ROOT, load
+from benchmarks.extract_common import load
+from benchmarks.feature_set_common import in_fresh_process
 from benchmarks.figures import Figures
 from benchmarks.memory_probe import peak_mib, reset_peak
 
@@ -59,19 +59,6 @@ def probe(mode: str) -> dict[str, float]:
     }
 
 
-def fresh_process(mode: str) -> dict[str, float]:
-    """`probe(mode)` in a child process."""
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.bench_head_sites", mode],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 @pytest.mark.full
 @pytest.mark.needs_data
 def test_head_sites_vs_residual_sites(figures: Figures) -> None:
@@ -79,7 +66,7 @@ def test_head_sites_vs_residual_sites(figures: Figures) -> None:
     runs: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
     for _ in range(ROUNDS):
         for mode in MODES:
-            runs[mode].append(fresh_process(mode))
+            runs[mode].append(in_fresh_process("benchmarks.bench_head_sites", mode))
             print(f"\n[head sites] {mode}: {runs[mode][-1]}", flush=True)
     best = {mode: min(rows, key=lambda row: row["seconds"]) for mode, rows in runs.items()}
     ratio = best["heads"]["seconds"] / best["residual"]["seconds"]
