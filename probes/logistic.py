@@ -32,6 +32,9 @@ from probes._grid.workers import resolve_threads, worker_pool
 from probes.errors import LogisticConvergenceWarning, ProbeInputError
 from probes.logistic_l1 import minimize_l1
 
+ILL_CONDITIONED = 1e3  # condition estimate above which a cold fit starts preconditioned: isotropic
+# features give < 20, MiniLM word features >= 1.4e4 (benchmarks/HISTORY.md)
+
 
 @dataclass
 class LogisticProbes:
@@ -271,16 +274,21 @@ def _lbfgs(
     max_iter: int,
     precondition: bool,
 ) -> LbfgsResult:
-    """Batched L-BFGS on `problem` from `theta`. Preconditioned: from a cold start, plain L-BFGS
-    until iteration `REFRESH_AT`, then M from the features' Gram matrix with each row weighted
-    by the softmax's curvature at the iterate, for the problems still running (those that
-    converge sooner never pay for it); a warm start is weighted at `theta` from the start and
-    rebuilt at `REFRESH_AT`."""
+    """Batched L-BFGS on `problem` from `theta`. Preconditioned: at iteration `REFRESH_AT`, M
+    from the features' Gram matrix with each row weighted by the softmax's curvature at the
+    iterate, for the problems still running (those that converge sooner never pay for it).
+    Before it, a warm start is weighted at `theta`; a cold start uses the plain Gram matrix
+    where a cheap estimate (`LogisticObjective.condition_estimate`, about a quarter of one
+    Gram matrix) finds a feature block ill-conditioned, and plain L-BFGS where it is not; each
+    block decides alone, so a fit of some sites gives them the numbers of a fit of all."""
     if not precondition:
         return minimize_lbfgs(problem.fg, theta, tol=tol, max_iter=max_iter)
-    pre = None  # cold: plain L-BFGS until iteration REFRESH_AT shows the problem is slow
+    pre = None
     if warm:
         pre = problem.preconditioner(theta, torch.arange(theta.shape[0], device=theta.device))
+    else:
+        ill = (problem.condition_estimate() > ILL_CONDITIONED).nonzero().flatten().tolist()
+        pre = problem.preconditioner(blocks=ill) if ill else None
     return minimize_lbfgs(
         problem.fg,
         theta,

@@ -3,13 +3,16 @@ oneDNN product the objective runs on."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 import torch
 
 from probes._grid.lbfgs import Preconditioner, minimize_lbfgs
-from probes._grid.logistic_objective import GRAM_RIDGE, LogisticObjective
+from probes._grid.logistic_objective import GRAM_RIDGE, ROW_BLOCK, LogisticObjective
 from probes._grid.onednn_matmul import matmul_nt, onednn_available
 from probes._grid.workers import worker_pool
+from probes.logistic import ILL_CONDITIONED
 
 
 def reference_inverse(x: torch.Tensor, w: torch.Tensor, penalty: float) -> torch.Tensor:
@@ -108,33 +111,84 @@ def test_matmul_nt_is_a_times_b_transposed(dtype: torch.dtype) -> None:
     assert isinstance(onednn_available(), bool)
 
 
-def test_a_cold_fit_builds_the_gram_preconditioner_only_for_probes_still_running_at_refresh(
+def ill_conditioned_problem(
+    gen: torch.Generator, n: int = 600, d: int = 30
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Features scaled over four decades (slow without a preconditioner), a task and a random
+    label probe on them."""
+    scales = torch.logspace(-2, 2, d, dtype=torch.float64)
+    x = torch.randn(1, n, d, generator=gen, dtype=torch.float64) * scales
+    y = torch.stack(
+        [
+            (x[0] @ torch.randn(d, 3, generator=gen, dtype=torch.float64)).argmax(1),
+            torch.randint(0, 3, (n,), generator=gen),
+        ]
+    )
+    return x, y
+
+
+def test_condition_estimate_separates_isotropic_from_low_rank_features() -> None:
+    gen = torch.Generator().manual_seed(4)
+    n, d = 5000, 40
+    isotropic = torch.randn(n, d, generator=gen, dtype=torch.float64)
+    # layer-normalised rows: centred and scaled, so [X, 1] spans d of its d + 1 directions
+    normed = torch.nn.functional.layer_norm(
+        isotropic @ torch.randn(d, d, generator=gen).double(), (d,)
+    )
+    y = torch.randint(0, 3, (2, n), generator=gen)
+    with worker_pool(1) as pool:
+        kappa = LogisticObjective(torch.stack([isotropic, normed]), y, 1.0, None, pool)
+        estimate = kappa.condition_estimate()
+    # 4 (d + 1) rows are fewer than one row block: the estimate reads the first block alone
+    sample = isotropic[:ROW_BLOCK]
+    xt = torch.cat([sample, torch.ones(ROW_BLOCK, 1, dtype=torch.float64)], dim=1)
+    eig = torch.linalg.eigvalsh(xt.T @ xt / ROW_BLOCK)
+    floor = 4 / n  # 4 x the L2 penalty 1 / (C n)
+    assert float(estimate[0]) == pytest.approx(float((eig[-1] + floor) / (eig[0] + floor)))
+    assert float(estimate[0]) < 5 < ILL_CONDITIONED < float(estimate[1])
+
+
+def test_a_cold_fit_starts_preconditioned_only_on_ill_conditioned_feature_blocks(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from probes import fit_logistic_regression
     from probes._grid.lbfgs import REFRESH_AT
 
-    built: list[int] = []
+    built: list[tuple[int, list[int] | None]] = []
     original = LogisticObjective.preconditioner
 
-    def counted(self, theta=None, idx=None):  # type: ignore[no-untyped-def]
-        built.append(-1 if idx is None else len(idx))
-        return original(self, theta, idx)
+    def counted(self, theta=None, idx=None, blocks=None):  # type: ignore[no-untyped-def]
+        built.append((-1 if idx is None else len(idx), blocks))
+        return original(self, theta, idx, blocks)
 
     monkeypatch.setattr(LogisticObjective, "preconditioner", counted)
     gen = torch.Generator().manual_seed(3)
     easy = torch.randn(1, 300, 4, generator=gen, dtype=torch.float64)
     y_easy = (easy[0, :, 0] + 2 * torch.randn(300, generator=gen, dtype=torch.float64) > 0).long()
     quick = fit_logistic_regression(easy, y_easy[None])
-    assert int(quick.n_iter_.max()) < REFRESH_AT and built == []  # converged before: never built
-    scales = torch.logspace(-2, 2, 30, dtype=torch.float64)  # ill-conditioned: slow without M
-    hard = torch.randn(1, 600, 30, generator=gen, dtype=torch.float64) * scales
-    y_hard = torch.stack(
-        [
-            (hard[0] @ torch.randn(30, 3, generator=gen, dtype=torch.float64)).argmax(1),
-            torch.randint(0, 3, (600,), generator=gen),
-        ]
-    )
+    assert int(quick.n_iter_.max()) < REFRESH_AT and built == []  # well-conditioned, converged
+    hard, y_hard = ill_conditioned_problem(gen)
     slow = fit_logistic_regression(hard, y_hard, max_iter=500)
     assert int(slow.n_iter_.min()) > REFRESH_AT
-    assert built == [2]  # once, at REFRESH_AT, weighted at the iterates of both running probes
+    # the plain Gram inverse from the start, then once at REFRESH_AT weighted at the iterates
+    # of both running probes
+    assert built == [(-1, [0]), (2, None)]
+
+
+def test_each_feature_block_chooses_its_start_alone() -> None:
+    """A well- and an ill-conditioned site fitted together give each the numbers of its own fit."""
+    from probes import fit_logistic_regression
+
+    gen = torch.Generator().manual_seed(5)
+    hard, y_hard = ill_conditioned_problem(gen)
+    easy = torch.randn(1, 600, 30, generator=gen, dtype=torch.float64)
+    y_easy = torch.stack([(easy[0, :, 0] > 0).long(), torch.randint(0, 3, (600,), generator=gen)])
+    fit = partial(fit_logistic_regression, max_iter=300)
+    both = fit(torch.cat([easy, hard]), torch.cat([y_easy, y_hard]))
+    alone = [fit(easy, y_easy), fit(hard, y_hard)]
+    assert bool(both.converged_.all())
+    for half, one in enumerate(alone):
+        rows = slice(2 * half, 2 * half + 2)
+        # equal up to rounding: the refresh at REFRESH_AT stacks the blocks still running
+        torch.testing.assert_close(both.coef_[rows], one.coef_, rtol=1e-7, atol=1e-9)
+        assert both.n_iter_[rows].tolist() == one.n_iter_.tolist()
