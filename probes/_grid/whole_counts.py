@@ -4,12 +4,19 @@ The bootstrap multiplies resample counts, and the permutation test 0/1 swap flag
 features that are 0, 1 or -1 for class and label metrics (`ItemSums.whole`). Every product sum
 is then a whole number of at most the number of items, which float32 holds exactly below 2^24:
 the float32 GEMM is exact, and so is an int8 GEMM accumulating in int32 (`torch._int_mm`), which
-gives the same float32 tensor several times faster on a CPU with VNNI/AMX. Counts above 127
-(possible only in resamples of very few items), values that are not whole, other devices, or a
-torch without the kernel take the float GEMM instead.
+gives the same float32 tensor several times faster on a CPU with VNNI/AMX. Without them (an
+AVX2-only CPU) torch's int8 kernel is 20-80x slower than the float GEMM, so the int8 path is
+taken only where a one-time measurement in the process (`int8_gemm_is_faster`, ~10 ms) finds it
+faster; both give the same numbers. Counts above 127 (possible only in resamples of very few
+items), values that are not whole, other devices, or a torch without the kernel take the float
+GEMM instead.
 """
 
 from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from functools import cache
 
 import torch
 from jaxtyping import Float, Shaped
@@ -30,6 +37,7 @@ class WholeValues:
             and values.dtype == torch.float32
             and values.shape[0] < EXACT_LIMIT
             and hasattr(torch, "_int_mm")
+            and int8_gemm_is_faster()
         )
         self.int8 = values.to(torch.int8) if usable else None
 
@@ -54,3 +62,29 @@ def compact(counts: Shaped[Tensor, "resample item"]) -> Shaped[Tensor, "resample
     if float(low) >= -INT8_MAX and float(high) <= INT8_MAX:
         return counts.to(torch.int8)
     return counts
+
+
+@cache
+def int8_gemm_is_faster() -> bool:
+    """Whether `torch._int_mm` beats the float32 GEMM on this CPU, measured once per process on
+    a bootstrap-shaped product (best of 3 each; the results are equal either way)."""
+    if not hasattr(torch, "_int_mm"):
+        return False
+    gen = torch.Generator().manual_seed(0)
+    counts = torch.randint(0, 3, (64, 1024), generator=gen, dtype=torch.int8)
+    values = torch.randint(-1, 2, (1024, 128), generator=gen, dtype=torch.int8)
+    floats = (counts.float(), values.float())
+
+    def best(product: Callable[[], Tensor]) -> float:
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            product()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    try:
+        int8 = best(lambda: torch._int_mm(counts, values))
+    except RuntimeError:  # a build without the CPU kernel
+        return False
+    return int8 < best(lambda: floats[0] @ floats[1])

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
-from probes._grid.whole_counts import WholeValues, compact
+from probes._grid import whole_counts
+from probes._grid.whole_counts import WholeValues, compact, int8_gemm_is_faster
 
 
-def test_whole_products_equal_the_float_gemm() -> None:
+@pytest.fixture
+def int8_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The int8 kernel taken whatever this CPU's measurement says (it is slower without VNNI)."""
+    monkeypatch.setattr(whole_counts, "int8_gemm_is_faster", lambda: True)
+
+
+def test_whole_products_equal_the_float_gemm(int8_path: None) -> None:
     gen = torch.Generator().manual_seed(0)
     values = torch.randint(-1, 2, (3000, 70), generator=gen).float()
     counts = torch.randint(0, 9, (40, 3000), generator=gen).float()
@@ -18,7 +26,7 @@ def test_whole_products_equal_the_float_gemm() -> None:
     assert torch.equal(out, counts @ values)
 
 
-def test_large_counts_and_fractional_values_take_the_float_gemm() -> None:
+def test_large_counts_and_fractional_values_take_the_float_gemm(int8_path: None) -> None:
     gen = torch.Generator().manual_seed(1)
     values = torch.randint(0, 2, (50, 6), generator=gen).float()
     counts = torch.randint(0, 3, (4, 50), generator=gen).float()
@@ -30,7 +38,7 @@ def test_large_counts_and_fractional_values_take_the_float_gemm() -> None:
     assert torch.equal(slow.product(counts), counts @ halves)
 
 
-def test_compacted_counts_give_the_same_products() -> None:
+def test_compacted_counts_give_the_same_products(int8_path: None) -> None:
     gen = torch.Generator().manual_seed(2)
     values = torch.randint(-1, 2, (500, 30), generator=gen).float()
     counts = torch.randint(0, 6, (64, 500), generator=gen).float()
@@ -41,3 +49,17 @@ def test_compacted_counts_give_the_same_products() -> None:
     assert torch.equal(WholeValues(halves, whole=False).product(small), counts @ halves)
     counts[3, 7] = 200.0
     assert compact(counts).dtype == torch.float32  # beyond int8: kept as they are
+
+
+def test_the_int8_kernel_is_taken_only_where_it_measured_faster(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gen = torch.Generator().manual_seed(3)
+    values = torch.randint(-1, 2, (800, 20), generator=gen).float()
+    counts = compact(torch.randint(0, 4, (16, 800), generator=gen).float())
+    monkeypatch.setattr(whole_counts, "int8_gemm_is_faster", lambda: False)
+    slow_cpu = WholeValues(values, whole=True)
+    assert slow_cpu.int8 is None  # an AVX2-only CPU: the float GEMM, the same numbers
+    assert torch.equal(slow_cpu.product(counts), counts.float() @ values)
+    assert isinstance(int8_gemm_is_faster(), bool)
+    assert int8_gemm_is_faster.cache_info().currsize == 1  # measured once per process
