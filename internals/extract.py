@@ -65,7 +65,7 @@ def extract_features(
     check_lazy(lazy, store, store_dtype)
     width = validate_items(items)
     sites = site_rules.resolve(subject, sites)
-    site_rules.common_dim(subject, sites)  # sites of different widths are refused up front
+    dim = site_rules.common_dim(subject, sites)  # once: it hashes every SAE site's weights
     bar: Any = (
         nullcontext(progress)
         if callable(progress)
@@ -74,7 +74,9 @@ def extract_features(
     with bar as report:
         if store is None:
             return subject.compute(items, sites, reading, report)
-        run = StoreRun(subject, items, width, sites, reading, store, store_dtype, shard_size)
+        run = StoreRun(
+            subject, items, width, sites, reading, store, store_dtype, shard_size, dim=dim
+        )
         run.report = report
         out = None if lazy else torch.empty(run.shape)
         checksums: list[list[str]] = [[] for _ in sites]

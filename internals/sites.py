@@ -299,12 +299,24 @@ def check(subject: HasSites, requested: list[Site]) -> None:
 def common_dim(subject: HasSiteWidths, requested: Sequence[Site]) -> int:
     """The one feature width of `requested` (features are `[item, site, segments x dim]`): the
     subject's `site_dim` (a head's width at head sites), an SAE's latent count at SAE sites, each
-    SAE checked unchanged since its site was made."""
+    SAE checked unchanged since its site was made (its weights hashed once, however many sites
+    read it). An extraction calls it once, at its start, and `shared_dim` after that."""
+    checked: set[tuple[int, str]] = set()
+    for site in requested:
+        encoder = encoder_of(site)
+        if encoder is not None and (id(encoder.module), encoder.key) not in checked:
+            encoder.check_unchanged(site.name)
+            checked.add((id(encoder.module), encoder.key))
+    return shared_dim(subject, requested)
+
+
+def shared_dim(subject: HasSiteWidths, requested: Sequence[Site]) -> int:
+    """`common_dim` without hashing any SAE: the width of sites an extraction has already
+    checked with `common_dim` (a window of a store run, a batch of items), at no cost that
+    grows with the SAEs' sizes."""
     widths = {}
     for site in requested:
         encoder = encoder_of(site)
-        if encoder is not None:
-            encoder.check_unchanged(site.name)
         widths[site] = subject.site_dim(site) if encoder is None else encoder.d_sae
     if len(set(widths.values())) > 1:
         first, other = requested[0], next(s for s in requested if widths[s] != widths[requested[0]])

@@ -84,9 +84,12 @@ class StoreRun:
         store_dtype: torch.dtype | None,
         shard_size: int,
         window_bytes: int | None = None,
+        *,
+        dim: int | None = None,
     ) -> None:
         """Open (and create) the folder of `items` read with `reading`; `width`: the items'
-        segments each (`validate_items`); `window_bytes`: default `WINDOW_BYTES`."""
+        segments each (`validate_items`); `window_bytes`: default `WINDOW_BYTES`; `dim`: the
+        sites' `common_dim` when the caller has it (else computed here, hashing every SAE)."""
         self.window_bytes = WINDOW_BYTES if window_bytes is None else window_bytes
         self.subject, self.items, self.sites, self.reading = subject, items, sites, reading
         self.store, self.shard_size = store, shard_size
@@ -102,7 +105,8 @@ class StoreRun:
         self.segments = Segments.of(items, width)
         self.shelf.record_segments(self.segments)
         self.elsewhere: SpanIndex | None = None  # rows stored under other lists, looked up once
-        self.dim = common_dim(subject, sites)  # a head's or an SAE's width at those sites
+        # a head's or an SAE's width at those sites; `common_dim` hashes the SAEs, so only once
+        self.dim = common_dim(subject, sites) if dim is None else dim
         self.width = width * self.dim
         self.shape = (len(items), len(sites), self.width)
 

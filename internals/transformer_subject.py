@@ -30,7 +30,7 @@ from internals.placement import input_device
 from internals.pooled_copies import PooledCopies
 from internals.progress import ItemCounter, ProgressCallback, ProgressStep
 from internals.reading import Reading
-from internals.sites import Site, common_dim
+from internals.sites import Site, shared_dim
 from internals.store import fingerprint
 from internals.subject import Subject
 from internals.text_rows import RowPlan, plan_rows
@@ -179,7 +179,7 @@ class TransformerSubject(Subject):
         """Encode, lay out rows, batch them, run the backend, and reassemble rows in item order."""
         plan, rows = self.plan(items, reading)
         first_piece = plan.first_piece
-        dim = common_dim(self, sites)
+        dim = shared_dim(self, sites)  # the extraction checked the SAE sites once, at its start
         features = ItemRows(plan, rows, len(items), len(sites), dim, reading.pool)
         padding = self._padding()
         parts = list(self.layout.parts)

@@ -10,7 +10,17 @@ import pytest
 import torch
 from torch import nn
 
-from internals import Site, SiteError, SpanItem, load_subject, sites
+from internals import (
+    Reading,
+    Site,
+    SiteError,
+    SpanItem,
+    extract_shards,
+    load_subject,
+    sae_sites,
+    sites,
+    store_run,
+)
 from probes import fit_logistic_regression
 from tests.internals.reference import naive_token_lists
 
@@ -111,6 +121,50 @@ def test_store_key_follows_the_sae_weights(minilm, tmp_path):
         first.W_enc.mul_(2.0)  # edited after its site was made: the site's key is stale
     with pytest.raises(SiteError, match=r"weights changed after sites.sae"):
         minilm.features(ITEMS, [a], store=tmp_path, progress=False)
+
+
+def test_an_extraction_hashes_each_sae_once(minilm, tmp_path, monkeypatch):
+    """Checking an SAE site's key hashes the SAE's weights: once per extraction, not once per
+    site reading that SAE nor once per window of a store run (each window is one compute call)."""
+    sae = TinySae(minilm.dim, 40, seed=10)
+    chosen = [sites.sae("encoder.2", sae), sites.sae("encoder.5", sae)]
+    real_digest, hashed = sae_sites.module_digest, []
+
+    def counted_digest(module):
+        hashed.append(module)
+        return real_digest(module)
+
+    real_compute, windows = minilm.compute, []
+
+    def counted_compute(items, *args, **kwargs):
+        windows.append(len(items))
+        return real_compute(items, *args, **kwargs)
+
+    monkeypatch.setattr(sae_sites, "module_digest", counted_digest)
+    monkeypatch.setattr(minilm, "compute", counted_compute)
+    monkeypatch.setattr(store_run, "WINDOW_BYTES", 1)  # one shard of one item per window
+    options = {"store": tmp_path / "a", "shard_size": 1, "progress": False}
+    lazy = minilm.features(ITEMS, chosen, lazy=True, **options)
+    assert windows == [1, 1, 1] and hashed == [sae]
+    hashed.clear()
+    stored = minilm.features(ITEMS, chosen, **{**options, "store": tmp_path / "b"})
+    assert hashed == [sae] and len(windows) == 6
+    hashed.clear()
+    extract_shards(
+        minilm, ITEMS, chosen, range(3), reading=Reading(), store=tmp_path / "c",
+        store_dtype=None, shard_size=1,
+    )  # fmt: skip
+    assert hashed == [sae] and len(windows) == 9
+    hashed.clear()
+    in_memory = minilm.features(ITEMS, chosen, progress=False)
+    assert hashed == [sae] and len(windows) == 10
+    assert torch.equal(lazy.to_tensor(), stored)
+    torch.testing.assert_close(stored, in_memory, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(in_memory[:, 1], naive_sae_features(minilm, sae, 5, "mean"))
+    with torch.no_grad():
+        sae.b_enc.add_(1.0)  # checked once still means checked: an edited SAE is refused
+    with pytest.raises(SiteError, match=r"weights changed after sites.sae"):
+        minilm.features(ITEMS, chosen, lazy=True, **{**options, "store": tmp_path / "d"})
 
 
 def test_static_word_vectors_are_encoded_then_pooled():
