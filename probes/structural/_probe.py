@@ -18,6 +18,7 @@ import torch
 from jaxtyping import Bool, Float, Int
 from torch import Tensor
 
+from probes._grid.memory_budget import checked_memory, memory_bytes
 from probes._grid.streams import keyed_generator
 from probes.errors import ProbeConfigError
 from probes.structural._metrics import StructuralKind
@@ -30,7 +31,18 @@ class StructuralConfig:
     Adam, a learning rate cut tenfold whenever the dev loss fails to improve (ReduceLROnPlateau,
     patience 0), the parameters of the best dev epoch kept, and training stopped once the best
     epoch is more than `stop_patience` epochs old.
+
+    `memory` (bytes, or a size such as `"4GiB"`; see `probes._grid.memory_budget`) bounds the
+    float32 features held when `fit_structural_probes` reads a `FeatureSet`: it reads a group of
+    sites that fits, trains every probe of those sites to the end and reads the next group while
+    one trains, each byte once per fit; the results equal the fit of every site at once. `None`
+    reads every site of the grid at once; a tensor is already in memory and ignores it.
     """
+
+    @property
+    def memory_bytes(self) -> int | None:
+        """`memory` in bytes (None: no bound)."""
+        return memory_bytes(self.memory)
 
     epochs: int = 40  # example/config/naacl19/bert-base/*.yaml: probe_training.epochs 40
     batch_size: int = 20  # naacl19 BERT configs: dataset.batch_size 20 (sentences)
@@ -44,8 +56,10 @@ class StructuralConfig:
     betas: tuple[float, float] = (0.9, 0.999)  # torch.optim.Adam default
     eps: float = 1e-8  # torch.optim.Adam default
     eval_batch: int = 64  # sentences per evaluation chunk (memory, not results)
+    memory: int | str | None = None  # bound on the features read from a FeatureSet; not results
 
     def __post_init__(self) -> None:
+        checked_memory(self.memory, "StructuralConfig.memory")
         checks = {
             "epochs": self.epochs >= 1,
             "batch_size": self.batch_size >= 1,

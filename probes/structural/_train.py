@@ -13,7 +13,6 @@ so a probe trained in a grid equals it trained alone, up to float reassociation.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
@@ -40,30 +39,11 @@ from probes.structural._probe import (
     project,
     sentence_losses,
 )
+from probes.structural._results import StructuralResults
+from probes.structural._site_groups import fit_in_site_groups
 from probes.structural._trees import PaddedTrees, SentenceTrees
 
 KINDS = ("distance", "depth")
-
-
-@dataclass
-class StructuralResults:
-    """What `fit_structural_probes` returns.
-
-    probes: one row per probe (probe, site, seed, rank, best_epoch, epochs, dev_loss; epochs
-    from 1); metrics: long frame (probe, split, metric, value) of the best-epoch parameters;
-    weights: `B [probe, dim, width]` (columns past a probe's rank are zero).
-    """
-
-    kind: str
-    probes: pl.DataFrame
-    metrics: pl.DataFrame
-    weights: Float[Tensor, "probe dim width"]
-
-    def table(self) -> pl.DataFrame:
-        """Long table: site, seed, rank, split, metric, value, best_epoch."""
-        return self.metrics.join(self.probes, on="probe").select(
-            "site", "seed", "rank", "split", "metric", "value", "best_epoch"
-        )
 
 
 def fit_structural_probes(
@@ -82,7 +62,9 @@ def fit_structural_probes(
     feats: one row per word, in the order of `trees` (sentence after sentence). splits: one
     code per sentence (0 train, 1 dev, 2 test, -1 unused); dev drives the regimen; metrics are
     reported on dev and test. `device` as in `fit_probes`; results come back on the CPU.
-    `feats` may be a `FeatureSet`: the grid's sites are read from it once.
+    `feats` may be a `FeatureSet`: the grid's sites are read from it once, in groups of sites
+    that fit `config.memory` (each group trained to the end before the next is read), with the
+    results of the fit of every site at once.
     """
     grid, config = grid or StructuralGrid(), config or StructuralConfig()
     if kind not in KINDS:
@@ -102,10 +84,15 @@ def fit_structural_probes(
                 " decays the learning rate and stops on dev."
             )
     layout = grid.layout(feats.shape[1], feats.shape[2])
-    x = in_memory(feats, layout.sites)  # the grid's sites
-    run = _Run(x, trees, codes, kind, layout, config, resolve_device(device, x))
-    run.train(progress)
-    return run.results()
+
+    def fit(x: Float[Tensor, "word grid_site dim"], part: StructuralLayout) -> StructuralResults:
+        run = _Run(x, trees, codes, kind, part, config, resolve_device(device, x))
+        run.train(progress)
+        return run.results()
+
+    if isinstance(feats, FeatureSet):
+        return fit_in_site_groups(feats, layout, config, fit)
+    return fit(in_memory(feats, layout.sites), layout)
 
 
 class _Run:

@@ -25,7 +25,9 @@ MODELS_HELP = "models, comma-separated: hub ids, folders, short names (minilm, s
 INIT_HELP = "pretrained, random (the random-init twin), or both comma-separated"
 LAYERS_HELP = "sites: all | last | comma-separated layers (0,3,-1) or site names"
 SEEDS_HELP = "probe seeds: N (seeds 0..N-1) or a comma-separated list (0,1,2)"
-MEMORY_HELP = "memory budget of probe training, e.g. 4GiB (TrainConfig.memory)"
+MEMORY_HELP = (
+    "memory budget of probe training, e.g. 4GiB (TrainConfig.memory, StructuralConfig.memory)"
+)
 LOG_TO_HELP = (
     "log each unit (settings, manifest, scores per layer, report files) to an experiment"
     " tracker, where MLFLOW_TRACKING_URI / WANDB_PROJECT point"

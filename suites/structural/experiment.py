@@ -2,7 +2,8 @@
 
 For each subject (e.g. a pretrained encoder and its random twin) the words of train, dev and
 test are read at every site in one extraction, and all (site, seed, rank) distance probes, then
-all depth probes, train in one batched optimisation each. The paper's LINEAR baseline
+all depth probes, train in one batched optimisation each (with a store and a memory budget, one
+per group of sites that fits the budget, from the store's `FeatureSet`). The paper's LINEAR baseline
 (right-branching trees) is scored on the same sentences. The rows come back in the one results
 schema (`suites.schema`).
 """
@@ -15,8 +16,9 @@ from pathlib import Path
 
 import polars as pl
 import torch
+from torch import Tensor
 
-from internals import Site, SpanItem, Subject
+from internals import FeatureSet, Site, SpanItem, Subject
 from internals import sites as site_rules
 from probes.structural import (
     SentenceTrees,
@@ -61,9 +63,19 @@ def subject_scores(
     store: str | Path | None = None,
     progress: bool = True,
 ) -> pl.DataFrame:
-    """Every probe of every kind on one subject's word features, as results-schema rows."""
+    """Every probe of every kind on one subject's word features, as results-schema rows.
+
+    With a `store` and `config.structural.memory`, the features stay on disk: extracted lazily
+    (one window of shards held) and read by the probes as a `FeatureSet`, a group of sites within
+    the budget at a time; the rows equal those of the features held in memory."""
     chosen = list(sites) if sites is not None else site_rules.every_layer(subject)
-    feats = subject.features(items, chosen, pool=config.pool, store=store, progress=progress)
+    feats: Tensor | FeatureSet
+    if store is not None and config.structural.memory is not None:
+        feats = subject.features(
+            items, chosen, pool=config.pool, store=store, progress=progress, lazy=True
+        )
+    else:
+        feats = subject.features(items, chosen, pool=config.pool, store=store, progress=progress)
     grid = StructuralGrid(seeds=config.seeds, ranks=config.ranks)
     names = site_columns(chosen)
     parts = []

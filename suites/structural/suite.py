@@ -1,10 +1,12 @@
 """The structural suite in the suite contract: distance and depth probes of one treebank per
 unit, every layer, against the right-branching baseline (Hewitt & Manning 2019).
 
-Its features are held in memory, not read from a `FeatureSet` under a budget: the structural
-trainer (`probes.fit_structural_probes`) takes a `FeatureSet` but reads every site of its grid at
-once, and its settings (`StructuralConfig`) take no `memory`, so a budget could not bound the fit.
-The features are one row per word of one treebank."""
+The features are one row per word of one treebank. Run with a store and a memory budget
+(`--store DIR --memory 4GiB`, or a sweep's `store` and `[probe] memory`, which sets
+`StructuralConfig.memory`), they are extracted lazily into the store and the probes read the
+`FeatureSet` a group of sites within the budget at a time, each group trained to the end before
+the next is read: the rows equal those of the features held in memory. Without a store, the
+features are held in memory whatever the budget."""
 
 from __future__ import annotations
 

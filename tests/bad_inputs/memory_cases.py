@@ -13,6 +13,7 @@ from probes import (
     fit_probes,
     random_splits,
 )
+from probes.structural import SentenceTrees, StructuralConfig, fit_structural_probes
 from tests.bad_inputs.case import Case, Env
 
 N, DIM = 120, 6
@@ -37,6 +38,16 @@ def stream_too_small(env: Env) -> None:
 
 def logistic_too_small(env: Env) -> None:
     fit_logistic_regression(written(env), torch.stack([labels()] * 2), memory="2KB")
+
+
+def structural_too_small(env: Env) -> None:
+    """Four sentences of three words (a chain), 12 words x 6 floats: 288 bytes per site."""
+    heads, punct = torch.tensor([0, 1, 2] * 4), torch.zeros(12, dtype=torch.bool)
+    trees = SentenceTrees(torch.full((4,), 3), heads, punct)
+    feats = torch.randn(12, 2, DIM, generator=torch.Generator().manual_seed(0))
+    features = FeatureSet.write(env.tmp() / "fs", [feats], ["layer.0", "layer.1"])
+    config = StructuralConfig(epochs=1, memory=200)
+    fit_structural_probes(features, trees, torch.tensor([0, 1, 2, 0]), config=config)
 
 
 MEMORY = [
@@ -83,5 +94,24 @@ MEMORY = [
         ProbeConfigError,
         r"fit_logistic_regression: memory='2KB' \(1\.95 KiB\) is less than one site's features"
         r" \(2\.81 KiB, 120 items x 6 floats\).*give memory of at least 2\.81 KiB",
+    ),
+    Case(
+        "structural-config-memory-unit",
+        "StructuralConfig(memory='4XB')",
+        "ProbeConfigError: names StructuralConfig.memory, the units and an example",
+        lambda env: StructuralConfig(memory="4XB"),
+        ProbeConfigError,
+        r"StructuralConfig\.memory='4XB': needs None \(no bound\), a number of bytes >= 1, or a"
+        r" size such as '4GiB' \(units B, KB.*e\.g\. memory='4GiB'",
+    ),
+    Case(
+        "structural-memory-below-one-site",
+        "fit_structural_probes(FeatureSet, ..., StructuralConfig(memory=200)): one site needs 288"
+        " bytes",
+        "ProbeConfigError: one site's bytes and the memory to give",
+        structural_too_small,
+        ProbeConfigError,
+        r"StructuralConfig\.memory=200 \(200 B\) is less than one site's features \(288 B, 12"
+        r" words x 6 floats\).*give memory >= 288 bytes",
     ),
 ]

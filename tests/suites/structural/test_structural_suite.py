@@ -22,6 +22,8 @@ from suites.structural import (
     write_structural,
 )
 from suites.structural.amnesic import run_amnesic, upos_ids
+from suites.sweep.errors import SweepConfigError
+from suites.sweep.parse import parse_config
 from tests.probes.structural_data import random_heads
 from tests.tiny_models import random_bert, random_llama
 
@@ -172,3 +174,20 @@ def test_cli_refuses_a_bad_setting_in_one_line(tmp_path, capsys) -> None:
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "kinds" in err[0]
     assert not (tmp_path / "o").exists()
+
+
+def sweep_with_memory(memory: str) -> dict:
+    """A sweep of the structural suite with `[probe] memory`, as parsed from its TOML."""
+    return {
+        "sweep": {"out": "out", "data": "samples"},
+        "models": [{"name": "minilm"}],
+        "suites": [{"suite": "structural"}],
+        "probe": {"memory": memory},
+    }
+
+
+def test_a_sweep_memory_budget_reaches_the_structural_probes(tmp_path) -> None:
+    config = parse_config(sweep_with_memory("4GiB"), base=tmp_path)
+    assert config.suites[0].config.structural.memory_bytes == 4 << 30
+    with pytest.raises(SweepConfigError, match=r"StructuralConfig\.memory='4XB': needs None"):
+        parse_config(sweep_with_memory("4XB"), base=tmp_path)
