@@ -65,11 +65,18 @@ def stored_layer_predictions(
     labels = train_y[None, :].expand(n_sites, -1).contiguous()
     fitted = fit_logistic_regression(train, labels, C=C, max_iter=max_iter, memory=memory)
     predictions = []
-    for group in _site_groups(n_sites, len(test_rows) * dim * 4 * COPIES, memory):
-        test = _site_major(features, group, test_rows)
-        if standardize:
-            test = (test - mean[group]) / std[group]
-        predictions.append(fitted.select(torch.tensor(group)).predict(test))
+    for group in _site_groups(n_sites, len(test_rows) * dim * 4, memory):
+        # where one site's test rows do not fit, they are scored in blocks of rows
+        rows = max(1, memory // (dim * 4)) if len(group) == 1 else len(test_rows)
+        probes = fitted.select(torch.tensor(group))
+        blocks = []
+        for start in range(0, len(test_rows), rows):
+            test = _site_major(features, group, test_rows[start : start + rows])
+            if standardize:
+                test.sub_(mean[group]).div_(std[group])  # in place: no second copy
+            blocks.append(probes.predict(test))
+            del test
+        predictions.append(torch.cat(blocks, dim=1))
     return torch.cat(predictions)
 
 
@@ -82,7 +89,7 @@ def _train_statistics(
         return torch.empty(0, 1, 0), torch.empty(0, 1, 0)
     _, n_sites, dim = features.shape
     means, stds = [], []
-    for group in _site_groups(n_sites, len(rows) * dim * 4 * COPIES, memory):
+    for group in _site_groups(n_sites, len(rows) * dim * 4, memory):
         train = _site_major(features, group, rows)
         means.append(train.mean(dim=1, keepdim=True))
         stds.append(train.std(dim=1, keepdim=True).clamp_min(MIN_STD))
@@ -93,10 +100,12 @@ def _train_statistics(
 def _site_major(
     features: FeatureSet, sites: list[int], rows: Int[Tensor, " row"]
 ) -> Float[Tensor, "site row dim"]:
+    """Rows `[site, row, dim]`; a single site's read is already site-major (no copy)."""
     return features.read(sites=sites, items=rows).transpose(0, 1).contiguous()
 
 
 def _site_groups(n_sites: int, site_bytes: int, memory: int) -> list[list[int]]:
-    """Consecutive sites, as many at once as fit `memory` (at least one)."""
-    per_group = max(1, memory // max(1, site_bytes))
+    """Consecutive sites, as many at once as fit `memory` with the site-major copy of a group
+    of several (one site alone needs no copy)."""
+    per_group = max(1, memory // max(1, COPIES * site_bytes))
     return [list(range(a, min(a + per_group, n_sites))) for a in range(0, n_sites, per_group)]

@@ -84,11 +84,18 @@ def test_a_memory_budget_reads_a_feature_set_with_equal_results(minilm, tmp_path
             generate(20, "test", seed=0).with_columns(split=pl.lit("test")),
         ]
     )
-    frames = {"generated": frame, "tail": frame.tail(70)}
+    many_tests = pl.concat(
+        [
+            generate(5, "train", seed=1).with_columns(split=pl.lit("train")),
+            generate(60, "test", seed=1).with_columns(split=pl.lit("test")),
+        ]
+    )
+    frames = {"generated": frame, "tail": frame.tail(70), "many-tests": many_tests}
     store = tmp_path / "store"
     held = SyntaxProbeConfig(standardize=standardize, ci=None)
-    # one site's train rows are 60 x 384 floats (92 kB): every group holds one or two sites
-    bounded = SyntaxProbeConfig(standardize=standardize, ci=None, memory="200kB")
+    # a site's 60 train rows are 92 kB (the sites are read one at a time) and the third frame's
+    # 120 test rows 184 kB (scored in blocks of rows)
+    bounded = SyntaxProbeConfig(standardize=standardize, ci=None, memory="100kB")
     expected = probe_frames(minilm, frames, config=held, value_column="length", progress=False)
     found = probe_frames(
         minilm, frames, config=bounded, value_column="length", store=store, progress=False
