@@ -138,22 +138,42 @@ def task_feature_set(
     )
     if reduce is None:
         return extracted
-    folder = Path(store) / "derived" / fingerprint([extracted.key, reduction_name(reduce)])
+    return derived_feature_set(extracted, store, reduction_name(reduce), reduce, memory=memory)
+
+
+def derived_feature_set(
+    source: FeatureSet,
+    store: str | Path,
+    name: str,
+    transform: Callable[[Tensor], Tensor],
+    *,
+    items: Tensor | None = None,
+    memory: int | None = None,
+    dtype: torch.dtype | None = None,
+) -> FeatureSet:
+    """`transform` of `source`'s `items` (item numbers; default every item), streamed chunk by
+    chunk into a feature set in `store/derived/` named by `source`'s content key and `name`
+    (which must say everything `transform` and `items` depend on), reused when it is there and
+    verifies. A chunk holds at most `FEATURE_CHUNK` items, fewer where `memory` (bytes) asks: a
+    chunk read in float32 and its transform fit it. Stored in `dtype` (default `source`'s)."""
+    folder = Path(store) / "derived" / fingerprint([source.key, name])
     try:
         return FeatureSet.open(folder)
     except FeatureSetError:
         pass  # absent, or not complete: written (again) below
 
-    _, n_sites, width = extracted.shape
+    _, n_sites, width = source.shape
     rows = FEATURE_CHUNK if memory is None else memory // (2 * n_sites * width * 4)
     rows = max(1, min(FEATURE_CHUNK, rows))
+    total = len(source) if items is None else len(items)
 
-    def reduced() -> Iterator[Tensor]:
-        for start in range(0, len(extracted), rows):
-            yield reduce(extracted.read(items=slice(start, start + rows)))
+    def chunks() -> Iterator[Tensor]:
+        for start in range(0, total, rows):
+            part = slice(start, start + rows)
+            yield transform(source.read(items=part if items is None else items[part]))
 
     return FeatureSet.write(
-        folder, reduced(), extracted.site_names, dtype=extracted.dtype, overwrite=True
+        folder, chunks(), source.site_names, dtype=dtype or source.dtype, overwrite=True
     )
 
 

@@ -19,7 +19,7 @@ class CCConfig:
     `layers`: the sites probed. `corpus`: a file of labelled sentences (sentence,label[,pos
     pattern]) probed too, `corpus_test_fraction` of it held out. A sweep's `[probe]` (and the
     probe flags of `lingprobe run cc`) take `seeds` and the logistic regression's fields (`C`,
-    `max_iter`, ...).
+    `max_iter`, ..., and `memory`, which with a store bounds the features held).
     """
 
     probe_fields: ClassVar[tuple[str, ...]] = ("logistic",)

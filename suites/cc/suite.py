@@ -1,9 +1,13 @@
 """The comparative-correlative suite in the suite contract: one unit per controlled feature
 (and one for a labelled corpus, when the config names one).
 
-Its features are held in memory, not read from a `FeatureSet`: one row per generated sentence
-(thousands), standardised per site with the train rows' statistics before one batched logistic
-regression; its settings (`SyntaxProbeConfig`) take no `memory`."""
+Each unit's features are one row per sentence (thousands), standardised per site with the
+train rows' statistics before one batched logistic regression. By default they are held in
+memory. With a store and a budget (`--store` and `--memory`, a sweep's `store` and `[probe]
+memory`: `SyntaxProbeConfig.memory`) they stay on disk: the sentences are extracted lazily into
+the store, the standardised train rows are written to a derived `FeatureSet` chunk by chunk, and
+the probes are fitted and scored by groups of sites within the budget, with results equal to the
+in-memory run (`suites.cc.syntax_feature_set`). A budget without a store is refused."""
 
 from __future__ import annotations
 

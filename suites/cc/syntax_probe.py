@@ -17,17 +17,25 @@ import torch
 from jaxtyping import Float, Int
 from torch import Tensor
 
-from internals import Site, SpanItem, Subject
+from internals import FeatureSet, Site, SpanItem, Subject
 from internals import sites as site_rules
-from probes import fit_logistic_regression
+from probes import ProbeConfigError, TrainConfig, fit_logistic_regression
 from probes.stats import ItemResamples, bootstrap_probes, confidence_interval
 from suites.cc.generate import feature_subsets
+from suites.cc.syntax_feature_set import stored_layer_predictions
 from suites.errors import TaskError
 
 
 @dataclass(frozen=True)
 class SyntaxProbeConfig:
-    """How the per-site probes are fitted."""
+    """How the per-site probes are fitted.
+
+    `memory` (bytes, or a size such as `"4GiB"`, as `TrainConfig.memory`) bounds the float32
+    features held when the features come from a store: they stay on disk as a `FeatureSet`,
+    the train rows are standardised into a derived one chunk by chunk, and the probes are fitted
+    and scored by groups of sites that fit (`suites.cc.syntax_feature_set`). Results equal the
+    in-memory fit. Without a store, `memory` is refused: the features would be held whole.
+    """
 
     C: float = 1.0  # paper §3.1.3: scikit-learn LogisticRegression, whose default C is 1.0
     max_iter: int = 1000  # ours: scikit-learn's default 100 often stops early on raw features
@@ -35,6 +43,19 @@ class SyntaxProbeConfig:
     pool: str = "mean"  # paper §3.1.3: mean-pooled sentence embeddings (Vulić et al., 2020)
     ci: float | None = 0.95  # ours: BCa bootstrap interval of each site's test accuracy
     n_resamples: int = 1000  # bootstrap resamples of the test sentences (seed 0)
+    memory: int | str | None = None  # bound on the features held, with a store; not results
+
+    def __post_init__(self) -> None:
+        try:
+            TrainConfig(memory=self.memory)  # the same budgets, parsed by the same rule
+        except ProbeConfigError as error:
+            message = str(error).removeprefix("TrainConfig.")
+            raise TaskError(f"SyntaxProbeConfig.{message}") from None
+
+    @property
+    def memory_bytes(self) -> int | None:
+        """`memory` in bytes (None: no bound)."""
+        return TrainConfig(memory=self.memory).memory_bytes
 
 
 def sentence_features(
@@ -151,6 +172,8 @@ def probe_frames(
     split, `value_column`).
 
     Features of all frames come from one `features` call (shared sentences are encoded once).
+    With `store` and `config.memory`, they stay in the store as a `FeatureSet` and are fitted
+    and scored under the budget (`suites.cc.syntax_feature_set`), with equal results.
     Returns (per-layer table, per-layer x value table), both with a `feature` column holding the
     frame's name and `model`/`init` columns from the subject.
     """
@@ -158,26 +181,50 @@ def probe_frames(
     for name in names:
         _check_frame(name, frames[name])
     sites = list(sites) if sites is not None else site_rules.every_layer(subject)
-    everything = pl.concat([frames[n].select("sentence") for n in names])
-    feats = sentence_features(
-        subject,
-        everything["sentence"].to_list(),
-        sites,
-        pool=config.pool,
-        store=store,
-        progress=progress,
-    )
+    sentences = pl.concat([frames[n].select("sentence") for n in names])["sentence"].to_list()
+    budget = config.memory_bytes
+    feats: Tensor | FeatureSet
+    if budget is None:
+        feats = sentence_features(
+            subject, sentences, sites, pool=config.pool, store=store, progress=progress
+        )
+    elif store is None:
+        raise TaskError(
+            f"SyntaxProbeConfig.memory={config.memory!r} bounds features kept in a store; give"
+            " a store (--store DIR, a sweep's `store`) or memory=None"
+        )
+    else:
+        feats = subject.features(  # type: ignore[call-overload]
+            [SpanItem(s) for s in sentences],
+            sites,
+            pool=config.pool,
+            store=store,
+            progress=progress,
+            lazy=True,
+        )
     layer_parts, value_parts, offset = [], [], 0
     for name in names:
         frame = frames[name]
-        block = feats[offset : offset + frame.height]
+        rows = torch.arange(offset, offset + frame.height)
         offset += frame.height
         train = frame.filter(pl.col("split") == "train")
         test = frame.filter(pl.col("split") == "test")
         train_y = torch.tensor(train["label"].to_list(), dtype=torch.long)
-        predictions = layer_predictions(
-            block[_rows(frame, "train")], train_y, block[_rows(frame, "test")], config
-        )
+        train_rows, test_rows = rows[_rows(frame, "train")], rows[_rows(frame, "test")]
+        if isinstance(feats, FeatureSet) and store is not None and budget is not None:
+            predictions = stored_layer_predictions(
+                feats,
+                train_rows,
+                train_y,
+                test_rows,
+                store=store,
+                memory=budget,
+                C=config.C,
+                max_iter=config.max_iter,
+                standardize=config.standardize,
+            )
+        else:
+            predictions = layer_predictions(feats[train_rows], train_y, feats[test_rows], config)
         per_site, per_value = accuracy_tables(
             predictions, test, sites, value_column, ci=config.ci, n_resamples=config.n_resamples
         )

@@ -39,6 +39,7 @@ class CurriculumConfig:
     split). PVI is out-of-fold on train (`pvi_folds` cross-fitting) and held-out on val; its
     probes keep the epoch with the lowest dev loss, since PVI reads their log-probabilities.
     `phenomena`, `analyses`, `layers` and `limits` say what the suite runs (CLI and sweeps).
+    The features are held in memory, so `train.memory` (a budget) is refused, never ignored.
     """
 
     probe_fields: ClassVar[tuple[str, ...]] = ("grid", "train")
@@ -83,6 +84,13 @@ class CurriculumConfig:
         for name, (bad, fix) in problems.items():
             if bad:
                 raise TaskError(f"CurriculumConfig.{name}={getattr(self, name)!r}: {fix}")
+        if self.train.memory is not None:
+            raise TaskError(
+                f"CurriculumConfig.train.memory={self.train.memory!r}: the curriculum suite holds"
+                " its features in memory (every analysis combines the premise and hypothesis"
+                " halves of all items), so it cannot keep a budget; leave out memory (--memory,"
+                " a sweep's [probe] memory)"
+            )
 
     @property
     def seeds(self) -> tuple[int, ...]:

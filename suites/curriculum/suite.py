@@ -9,7 +9,8 @@ Zero-shot and fine-tuning need an NLI classifier: `lingprobe curriculum-nli`.
 Its features are held in memory, not read from a `FeatureSet`: every analysis builds its inputs
 from the premise and hypothesis halves of all items (their concatenation, `|p-h|`, `p*h`, the
 hypothesis alone) and PVI and cross-distribution score items across analyses, so no analysis
-reads one site group alone; the NLI sets are thousands of pairs.
+reads one site group alone; the NLI sets are thousands of pairs. A memory budget
+(`--memory`, a sweep's `[probe] memory`) is refused with a config error, never ignored.
 """
 
 from __future__ import annotations

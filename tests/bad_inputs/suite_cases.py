@@ -339,6 +339,15 @@ SUITES_CASES = [
         r"analyses=\('bogus',\): choose from",
     ),
     Case(
+        "cli-curriculum-memory",
+        "`lingprobe run curriculum --memory 4GiB`: its features are held in memory",
+        "exit 2, one line naming CurriculumConfig.train.memory and the fix",
+        cli("run", "curriculum", "--data", "samples", "--memory", "4GiB", "--out", "TMP/o"),
+        CommandFailed,
+        r"CurriculumConfig\.train\.memory='4GiB': the curriculum suite holds its features in"
+        r" memory .* leave out memory",
+    ),
+    Case(
         "blimp-path-escape",
         "Holmes task `blimp-../../etc/passwd`",
         "TaskError: an unknown task (names come from the registry, never paths)",

@@ -11,6 +11,7 @@ from scipy import stats
 from internals import Site
 from suites.cc import SyntaxProbeConfig, generate, layer_predictions, probe_frames
 from suites.cc.syntax_probe import accuracy_tables
+from suites.errors import TaskError
 
 
 def test_layer_predictions_find_the_separable_site():
@@ -72,3 +73,43 @@ def test_minilm_separates_the_classes_on_the_test_vocabulary(minilm):
     # layer 0 mean-pools the same tokens at the same positions for both members of a pair
     assert curve[0] <= 0.55
     assert set(values["value"]) == set(frame.filter(pl.col("split") == "test")["length"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("standardize", [True, False])
+def test_a_memory_budget_reads_a_feature_set_with_equal_results(minilm, tmp_path, standardize):
+    frame = pl.concat(
+        [
+            generate(30, "train", seed=0).with_columns(split=pl.lit("train")),
+            generate(20, "test", seed=0).with_columns(split=pl.lit("test")),
+        ]
+    )
+    many_tests = pl.concat(
+        [
+            generate(5, "train", seed=1).with_columns(split=pl.lit("train")),
+            generate(60, "test", seed=1).with_columns(split=pl.lit("test")),
+        ]
+    )
+    frames = {"generated": frame, "tail": frame.tail(70), "many-tests": many_tests}
+    store = tmp_path / "store"
+    held = SyntaxProbeConfig(standardize=standardize, ci=None)
+    # a site's 60 train rows are 92 kB (the sites are read one at a time) and the third frame's
+    # 120 test rows 184 kB (scored in blocks of rows)
+    bounded = SyntaxProbeConfig(standardize=standardize, ci=None, memory="100kB")
+    expected = probe_frames(minilm, frames, config=held, value_column="length", progress=False)
+    found = probe_frames(
+        minilm, frames, config=bounded, value_column="length", store=store, progress=False
+    )
+    assert (store / "derived").is_dir()  # the standardised train rows were written to disk
+    for want, got in zip(expected, found):
+        assert got.equals(want)
+
+
+def test_a_memory_budget_needs_a_store_and_a_valid_size(minilm):
+    frame = generate(2, "train", seed=0).with_columns(split=pl.lit("train"))
+    frame = pl.concat([frame, frame.with_columns(split=pl.lit("test"))])
+    with pytest.raises(TaskError, match=r"SyntaxProbeConfig.memory='4GiB' .* give a store"):
+        probe_frames(minilm, {"f": frame}, config=SyntaxProbeConfig(memory="4GiB"))
+    with pytest.raises(TaskError, match=r"SyntaxProbeConfig.memory='4 parsecs': needs"):
+        SyntaxProbeConfig(memory="4 parsecs")
+    assert SyntaxProbeConfig(memory="1.5 KiB").memory_bytes == 1536
