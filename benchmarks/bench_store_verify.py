@@ -26,11 +26,12 @@ import torch
 from torch import Tensor
 
 import internals.content_hash as content_hash
+import lingprobe.shards as shard_format
 from benchmarks.figures import Figures
 from internals import SpanItem, Subject, load_subject
 from internals.content_hash import module_digest
 from internals.sites import Site
-from internals.store import ActivationStore, fingerprint, shard_checksum
+from internals.store import fingerprint, shard_checksum
 
 N_ITEMS, LAYERS, DIM = 25_000, 6, 384  # EWT dev has 25,148 words; MiniLM: 7 sites x 384
 CHECKPOINT_MB = 500
@@ -102,7 +103,7 @@ def test_cached_extraction_verified_vs_unverified(figures: Figures, tmp_path, mo
 
     def unverified() -> Tensor:
         with monkeypatch.context() as patch:
-            patch.setattr(ActivationStore, "_problem", staticmethod(shape_only))
+            patch.setattr(shard_format, "_problem", shape_only)
             patch.setattr(StoredSubject, "content_key", lambda self: self.fingerprint)
             return cached()
 
