@@ -71,7 +71,7 @@ def test_bench_logistic_real_minilm_features_vs_sklearn(figures: Figures) -> Non
     print(describe(f"batched fit (7 probes), best of {REPEATS}", ours, fit.n_iter_.tolist()))
     print(describe(f"sklearn loop, best of {REPEATS}", sk, [int(m.n_iter_[0]) for m in models]))
     print(
-        f"  speed-up {sk.wall / ours.wall:.1f}x wall, {sk.cpu / ours.cpu:.1f}x CPU (goal >= 6x);"
+        f"  speed-up {sk.wall / ours.wall:.1f}x wall, {sk.cpu / ours.cpu:.1f}x CPU (goal >= 7.5x);"
         f" training-word predictions agree {100 * min(agree):.2f}%..{100 * max(agree):.2f}%"
         f" per site (goal >= 99.5%)"
     )
@@ -85,7 +85,7 @@ def test_bench_logistic_real_minilm_features_vs_sklearn(figures: Figures) -> Non
     figures.record(
         ratio=sk.wall / ours.wall,
         against="a loop of scikit-learn LogisticRegression on the same MiniLM features",
-        at_least=6.0,
+        at_least=7.5,
         times={"lingprobe": ours.wall, "scikit-learn": sk.wall, "unpreconditioned": plain.wall},
         cpu_ratio=sk.cpu / ours.cpu,
         runs_s={
