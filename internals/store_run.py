@@ -28,6 +28,7 @@ from internals.segments import Segments
 from internals.sites import Site, common_dim
 from internals.span_reuse import SpanIndex
 from internals.store import ActivationStore, data_fingerprint
+from lingprobe.heap import release_memory
 
 WINDOW_BYTES = 1 << 26  # features of the shards computed in one call (memory, not results)
 
@@ -123,6 +124,7 @@ class StoreRun:
         while start < numbers.stop:  # windows start at multiples of `per_window` shards
             stop = min(numbers.stop, (start // per_window + 1) * per_window)
             yield from self._window(range(start, stop), keep)
+            release_memory(young_only=True)  # the window's working copies, before the next
             start = stop
 
     def _window(self, numbers: range, keep: bool) -> Iterator[tuple[int, dict[Site, Tensor]]]:

@@ -15,8 +15,6 @@ at a time), a per-chunk reduction is streamed into a derived `FeatureSet` beside
 
 from __future__ import annotations
 
-import ctypes
-import gc
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -28,6 +26,7 @@ from torch import Tensor
 
 from internals import FeatureSet, FeatureSetError, ProgressBar, Site, Subject, fingerprint
 from internals import sites as site_rules
+from lingprobe.heap import release_memory
 from probes import ProbeGrid, ProbeResults, TrainConfig, fit_probes
 from suites.schema import conform, score_table, site_columns
 from suites.tasks import Task
@@ -185,28 +184,6 @@ def reduction_name(reduce: Callable[[Tensor], Tensor]) -> str:
         arguments += [f"{k}={v!r}" for k, v in sorted(reduce.keywords.items())]
         return f"{reduction_name(reduce.func)}({', '.join(arguments)})"
     return f"{getattr(reduce, '__module__', '')}.{getattr(reduce, '__qualname__', repr(reduce))}"
-
-
-def release_memory(young_only: bool = False) -> None:
-    """Collect reference cycles (a backend's trace may leave some that hold tensors) and hand
-    the C heap's free pages back to the system (glibc's `malloc_trim`; elsewhere a no-op), so
-    the freed working copies of one extraction chunk or one subject do not stay resident.
-    `young_only`: collect only the two younger generations, which hold the cycles of the chunk
-    just extracted; a full collection walks the whole heap (0.28 s each in the demo, 66 calls)."""
-    gc.collect(1 if young_only else 2)
-    if _LIBC is not None:
-        _LIBC.malloc_trim(0)
-
-
-def _glibc() -> ctypes.CDLL | None:
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:
-        return None
-    return libc if hasattr(libc, "malloc_trim") else None
-
-
-_LIBC = _glibc()
 
 
 def probe_task(

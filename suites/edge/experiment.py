@@ -20,6 +20,7 @@ import torch
 from torch import Tensor
 
 from internals import FeatureSet, Site, Subject
+from lingprobe.heap import release_memory
 from probes import ProbeGrid, TrainConfig, classification_metrics, multilabel_metrics
 from suites.edge.heuristics import HEURISTICS, accuracy_table, classify
 from suites.edge.intervals import (
@@ -30,7 +31,7 @@ from suites.edge.intervals import (
     twins,
 )
 from suites.edge.readers import FIXED_TASKS, edge_task
-from suites.probing import probe_task, release_memory, task_feature_set, task_features
+from suites.probing import probe_task, task_feature_set, task_features
 from suites.schema import site_columns, subject_rows
 from suites.suite import Limits
 from suites.tasks import Task

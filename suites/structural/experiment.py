@@ -20,6 +20,7 @@ from torch import Tensor
 
 from internals import FeatureSet, Site, SpanItem, Subject
 from internals import sites as site_rules
+from lingprobe.heap import release_memory
 from probes.structural import (
     SentenceTrees,
     StructuralGrid,
@@ -28,7 +29,6 @@ from probes.structural import (
     right_branching,
     score_sentences,
 )
-from suites.probing import release_memory
 from suites.schema import BASELINE_INIT, conform, site_columns, subject_rows
 from suites.structural.config import StructuralSuiteConfig
 from suites.structural.data import Treebank, concatenate
