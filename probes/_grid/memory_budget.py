@@ -13,6 +13,7 @@ instead (see `probes.streamed_sweep`).
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 
@@ -95,6 +96,23 @@ def plan_sites(n_sites: int, site_bytes: int, budget: int | None) -> SitePlan:
     per_group = max(1, per_group)
     groups = tuple(every[a : a + per_group] for a in range(0, n_sites, per_group))
     return SitePlan(groups, prefetch, False)
+
+
+def log_site_groups(
+    log: logging.Logger, trainer: str, plan: SitePlan, site_bytes: int, budget: int | None
+) -> None:
+    """Say in the log how `trainer` reads its sites, where it reads them in several groups."""
+    if len(plan.groups) > 1:
+        log.info(
+            "%s: %d sites of %s each in %d groups of up to %d under memory=%s%s",
+            trainer,
+            sum(len(group) for group in plan.groups),
+            format_bytes(site_bytes),
+            len(plan.groups),
+            len(plan.groups[0]),
+            format_bytes(budget or 0),
+            ", the next group read while one trains" if plan.prefetch else "",
+        )
 
 
 def format_bytes(n: int) -> str:

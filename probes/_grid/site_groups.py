@@ -20,7 +20,7 @@ import torch
 from torch import Tensor
 
 from lingprobe.feature_set import FeatureSet
-from probes._grid.memory_budget import format_bytes, plan_sites
+from probes._grid.memory_budget import log_site_groups, plan_sites
 from probes._grid.site_reader import item_major_reader, site_groups
 from probes.config import TrainConfig
 from probes.grid import ProbeGrid, ProbeLayout
@@ -48,16 +48,7 @@ def fit_in_site_groups(
     plan = plan_sites(len(layout.sites), site_bytes, budget)
     if plan.streamed:
         return None
-    if len(plan.groups) > 1:
-        log.info(
-            "fit_probes: %d sites of %s each in %d groups of up to %d under memory=%s%s",
-            len(layout.sites),
-            format_bytes(site_bytes),
-            len(plan.groups),
-            len(plan.groups[0]),
-            format_bytes(budget or 0),
-            ", the next group read while one trains" if plan.prefetch else "",
-        )
+    log_site_groups(log, "fit_probes", plan, site_bytes, budget)
     group_grid = replace(grid, sites=None)
     group_config = replace(config, memory=None)
     parts = []

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from torch import Tensor
 
 from lingprobe.feature_set import FeatureSet
-from probes._grid.memory_budget import format_bytes, plan_sites
+from probes._grid.memory_budget import format_bytes, log_site_groups, plan_sites
 from probes._grid.site_reader import item_major_reader, site_groups
 from probes.errors import ProbeConfigError
 from probes.structural._probe import StructuralConfig, StructuralLayout
@@ -45,16 +45,7 @@ def fit_in_site_groups(
             " floats); each epoch trains on and evaluates every sentence of a site, so give memory"
             f" >= {site_bytes} bytes ({format_bytes(site_bytes)}), or fit on fewer sentences"
         )
-    if len(plan.groups) > 1:
-        log.info(
-            "fit_structural_probes: %d sites of %s each in %d groups of up to %d under memory=%s%s",
-            len(layout.sites),
-            format_bytes(site_bytes),
-            len(plan.groups),
-            len(plan.groups[0]),
-            format_bytes(budget or 0),
-            ", the next group read while one trains" if plan.prefetch else "",
-        )
+    log_site_groups(log, "fit_structural_probes", plan, site_bytes, budget)
     parts = []
     read = item_major_reader(features, layout.sites)
     for group, x in site_groups(read, plan.groups, plan.prefetch):

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import logging
 import threading
-import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 import torch
@@ -28,10 +26,10 @@ from probes import (
 )
 from probes._grid import site_groups, site_reader
 from probes._grid.memory_budget import plan_sites
-from probes._grid.site_reader import item_major_reader
 from probes.erasure import erase_then_probe, fit_inlp, fit_leace
 from probes.structural import StructuralConfig, StructuralGrid, fit_structural_probes
 from tests.probes.conftest import Synthetic, make_synthetic
+from tests.probes.group_reads import record_group_reads
 from tests.probes.structural_data import embedded_trees
 from tests.probes.test_erasure import concept_data
 
@@ -53,24 +51,9 @@ class CountingFeatureSet(FeatureSet):
 
 
 @pytest.fixture
-def held(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many site groups the fit still held as each group's read began."""
-    counts: list[int] = []
-    groups: list[weakref.ref[Tensor]] = []
-
-    def counting_reader(*args: Any) -> Callable[[tuple[int, ...]], Tensor]:
-        read = item_major_reader(*args)
-
-        def counted(group: tuple[int, ...]) -> Tensor:
-            counts.append(sum(ref() is not None for ref in groups))
-            out = read(group)
-            groups.append(weakref.ref(out))
-            return out
-
-        return counted
-
-    monkeypatch.setattr(site_groups, "item_major_reader", counting_reader)
-    return counts
+def held(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """(sites read, groups the fit still held) as each group's read began."""
+    return record_group_reads(monkeypatch, site_groups)
 
 
 def counting(folder: Path) -> CountingFeatureSet:
@@ -130,7 +113,7 @@ BUDGETS = {"all-sites": None, "groups-of-two": 4 * SITE_BYTES, "one-site-at-a-ti
 @pytest.mark.parametrize("budget", BUDGETS.values(), ids=BUDGETS.keys())
 @pytest.mark.parametrize("name", GRIDS)
 def test_fit_probes_on_a_feature_set_equals_the_tensor_fit(
-    data: Synthetic, folder: Path, name: str, budget: int | None, held: list[int]
+    data: Synthetic, folder: Path, name: str, budget: int | None, held: list[tuple[int, int]]
 ) -> None:
     grid, config = GRIDS[name]
     splits = random_splits(N, seed=1)
@@ -148,7 +131,8 @@ def test_fit_probes_on_a_feature_set_equals_the_tensor_fit(
     if budget is not None:  # two groups fit the budget: one trains while the next is read
         at_once = 2 if plan.prefetch else 1
         assert all(at_once * len(c) * SITE_BYTES <= budget for c, _, _ in features.reads)
-        assert max(held) == at_once - 1  # groups the fit still held as each read began
+        # groups the fit still held as each read began
+        assert max(still for _, still in held) == at_once - 1
 
 
 @pytest.mark.parametrize("name", ["per-seed-order", "shared-order-mdl-some-sites"])

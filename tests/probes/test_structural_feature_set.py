@@ -4,20 +4,15 @@ bit, and a budget below one site is refused."""
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 import pytest
 import torch
-from torch import Tensor
 
 from lingprobe.feature_set import FeatureSet
 from probes import ProbeConfigError
-from probes._grid.site_reader import item_major_reader
 from probes.structural import (
     StructuralConfig,
     StructuralGrid,
@@ -25,6 +20,7 @@ from probes.structural import (
     _site_groups,
     fit_structural_probes,
 )
+from tests.probes.group_reads import record_group_reads
 from tests.probes.structural_data import EmbeddedTrees, embedded_trees
 
 # lr 0.05 and a patience of 1: probes stop between epochs 3 and 12, each group of sites at
@@ -56,22 +52,7 @@ def site_bytes(data: EmbeddedTrees) -> int:
 @pytest.fixture
 def held(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     """(sites read, groups still held) as each group's read begins."""
-    counts: list[tuple[int, int]] = []
-    groups: list[weakref.ref[Tensor]] = []
-
-    def counting_reader(*args: Any) -> Callable[[tuple[int, ...]], Tensor]:
-        read = item_major_reader(*args)
-
-        def counted(group: tuple[int, ...]) -> Tensor:
-            counts.append((len(group), sum(ref() is not None for ref in groups)))
-            out = read(group)
-            groups.append(weakref.ref(out))
-            return out
-
-        return counted
-
-    monkeypatch.setattr(_site_groups, "item_major_reader", counting_reader)
-    return counts
+    return record_group_reads(monkeypatch, _site_groups)
 
 
 def assert_same(a: StructuralResults, b: StructuralResults) -> None:
