@@ -21,7 +21,7 @@ from probes import fit_logistic_regression
 from suites.errors import TaskError
 from suites.probing import derived_feature_set
 
-MIN_STD = 1e-6  # as `layer_predictions`: a constant feature is divided by this, not by zero
+MIN_STD = 1e-6  # the least standard deviation divided by (a constant feature: not by zero)
 COPIES = 2  # a group of sites is read, then made site-major (`[site, item, dim]`) to reduce
 
 

@@ -22,7 +22,7 @@ from internals import sites as site_rules
 from probes import ProbeConfigError, TrainConfig, fit_logistic_regression
 from probes.stats import ItemResamples, bootstrap_probes, confidence_interval
 from suites.cc.generate import feature_subsets
-from suites.cc.syntax_feature_set import stored_layer_predictions
+from suites.cc.syntax_feature_set import MIN_STD, stored_layer_predictions
 from suites.errors import TaskError
 
 
@@ -84,7 +84,7 @@ def layer_predictions(
     test = test_x.transpose(0, 1).contiguous()
     if config.standardize:
         mean = train.mean(dim=1, keepdim=True)
-        std = train.std(dim=1, keepdim=True).clamp_min(1e-6)
+        std = train.std(dim=1, keepdim=True).clamp_min(MIN_STD)
         train, test = (train - mean) / std, (test - mean) / std
     labels = train_y[None, :].expand(train.shape[0], -1).contiguous()
     fitted = fit_logistic_regression(train, labels, C=config.C, max_iter=config.max_iter)
