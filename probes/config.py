@@ -34,7 +34,8 @@ class TrainConfig:
     one trains, each byte once per fit; where one site does not fit, it streams item blocks, one
     read of the training rows per epoch. Results equal the fit of the same features in memory.
     `None` reads every site of the grid at once. A tensor is already in memory: `memory` does
-    not change its fit.
+    not change its fit. On a CUDA device the groups are held on the device (read through pinned
+    host memory), so `memory` bounds the device memory the features take.
     """
 
     @property

@@ -133,7 +133,9 @@ def fit_logistic_regression(
     None: every site at once), the next group read while one is fitted; each probe's L-BFGS
     runs on its site's features only, so the results equal the fit of the same features as a
     tensor `[site, item, dim]`. `memory` must hold one site's float32 features (float64 too
-    with `polish=True`); it does not change the fit of a tensor.
+    with `polish=True`); it does not change the fit of a tensor. On a CUDA device each group
+    is read from disk into pinned host memory and copied to the device without blocking while
+    the group before is fitted, and held there; elsewhere it is held on the host.
     `penalty="l1"`: sklearn's `LogisticRegression(penalty="l1", C=C, solver="saga")` objective
     instead, `mean_i loss_i + ||W||_1 / (C n)`, fitted by FISTA (`probes.logistic_l1`): most
     coefficients come out exactly 0, so a probe names the few features that carry its labels.
@@ -177,6 +179,7 @@ def fit_logistic_regression(
             memory,
             polish,
             partial(_fit, device=device, threads=threads, **options),
+            resolve_device(device, None),
         )
     else:
         checked_memory(memory, "fit_logistic_regression: memory")

@@ -90,7 +90,9 @@ def fit_probes(
     else CUDA when present, else CPU; the features are moved there whole (float16/bfloat16
     features stay so in memory and are computed on in float32). Results come back on the CPU.
     `feats` may be a `FeatureSet` on disk: it is read under `config.memory`, by groups of sites
-    (see `TrainConfig`), with the same results; its `site_names` name the sites by default.
+    (see `TrainConfig`), with the same results; its `site_names` name the sites by default. On
+    a CUDA device each group (or block of items) is read from disk into pinned host memory and
+    copied to the device without blocking while the group before trains, and held there.
 
     Examples:
         >>> import torch

@@ -14,7 +14,7 @@ from typing import Any
 from torch import Tensor
 
 from lingprobe.feature_set import FeatureSet
-from probes._grid.inputs import check_site_names
+from probes._grid.inputs import check_site_names, resolve_device
 from probes._grid.item_stream import ItemStream
 from probes._grid.memory_budget import format_bytes
 from probes._grid.site_groups import fit_in_site_groups, held_dtype, merge_site_groups
@@ -37,7 +37,8 @@ def fit_feature_set(
 ) -> ProbeResults:
     """`fit(feats, targets, splits, grid, config, **options)` (`fit_probes` on a tensor) of the
     FeatureSet's sites, read under `config.memory`; sites named by `site_names`, else by the
-    FeatureSet's own names."""
+    FeatureSet's own names. For a CUDA device (`options["device"]`, else CUDA when present) the
+    features go from disk through pinned host memory to the device (`host_buffers`)."""
     n_sites = features.shape[1]
     names = tuple(features.site_names) if site_names is None else tuple(site_names)
     check_site_names(names, n_sites, "the FeatureSet (or none: its own names are used)")
@@ -46,7 +47,8 @@ def fit_feature_set(
         return fit(x, targets, splits, group_grid, group_config, **options)
 
     budget = config.memory_bytes
-    results = fit_in_site_groups(features, grid, config, budget, tensor_fit)
+    device = resolve_device(options.get("device"), None)
+    results = fit_in_site_groups(features, grid, config, budget, tensor_fit, device)
     if results is None and budget is not None:  # not one site fits: stream item blocks
         held = held_dtype(features.dtype, config)
         layout = grid.layout(n_sites)

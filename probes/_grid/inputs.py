@@ -164,12 +164,13 @@ def _class_presence(targets: Targets, codes: Int[Tensor, " item"]) -> Tensor:
     return present
 
 
-def resolve_device(device: torch.device | str | None, data: Tensor) -> torch.device:
+def resolve_device(device: torch.device | str | None, data: Tensor | None) -> torch.device:
     """`device` if given (refused with `DeviceError` when this machine lacks it); else the data's
-    device when it is an accelerator; else CUDA when present; else the CPU."""
+    device when it is an accelerator; else CUDA when present; else the CPU. `data` None: data
+    on the host (a `FeatureSet`)."""
     if device is not None:
         return checked_device(device)
-    if data.device.type != "cpu":
+    if data is not None and data.device.type != "cpu":
         return data.device
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 

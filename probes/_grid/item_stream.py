@@ -25,9 +25,10 @@ from jaxtyping import Float, Int
 from torch import Tensor
 
 from lingprobe.feature_set import FeatureSet
+from probes._grid.host_buffers import Arrival, Where, read_blocks, shard_blocks
 from probes._grid.inputs import check_features
 from probes._grid.memory_budget import format_bytes
-from probes._grid.site_reader import site_groups
+from probes._grid.site_reader import READ_BYTES, site_groups
 from probes._grid.workers import resolve_threads
 from probes.errors import ProbeConfigError
 
@@ -56,11 +57,24 @@ class ItemStream:
         """A tensor of the features' shape that holds no memory (the fit's `feats`)."""
         return torch.zeros(()).expand(*self.shape)
 
-    def read(self, items: slice | Tensor) -> Float[Tensor, "row site dim"]:
-        """The grid's sites at `items`, float32, checked finite."""
-        x = self.features.read(sites=self.sites, items=items)
-        check_features(x, f"feats (FeatureSet sites {self.sites})")
-        return x
+    def read(self, items: slice | Tensor, device: torch.device) -> Arrival:
+        """The grid's sites at `items` (a slice or item numbers), float32, checked finite, read
+        for `device` in blocks of whole shards (`host_buffers.read_blocks`)."""
+        n_items, n_sites, dim = self.shape
+        rows = torch.arange(n_items)[items] if isinstance(items, slice) else items.cpu()
+        per_block = max(1, READ_BYTES // self.row_bytes)
+        blocks = shard_blocks(rows, self.features.shard_size, per_block)
+
+        def fill(where: Where, buffer: Tensor) -> Tensor:
+            x = self.features.read(sites=self.sites, items=rows[where], out=buffer)
+            check_features(x, f"feats (FeatureSet sites {self.sites})")
+            return x
+
+        return read_blocks((len(rows), n_sites, dim), torch.float32, device, fill, blocks)
+
+    def rows_on(self, items: slice | Tensor, device: torch.device) -> Float[Tensor, "row site dim"]:
+        """The grid's sites at `items` on `device`."""
+        return self.read(items, device).take().to(device)
 
     def attach(self, sweep: Any, step_chunk: int) -> None:
         """Make `sweep` (a grid trainer's state, `step_chunk` steps per task) train and evaluate
@@ -80,7 +94,7 @@ class ItemStream:
                 f" {per_chunk} training rows need {format_bytes(need)}; give memory >= {need}"
                 " bytes, or fewer sites or seeds"
             )
-        kept = self.read(dev_items.cpu()).to(device)
+        kept = self.rows_on(dev_items, device)
         sweep.x = torch.zeros((), device=device).expand(*self.shape)  # stands for the features
         sweep.evaluator.x = _EvalRows(self, dev_items, kept)
         workers = resolve_threads(sweep.config.threads) if device.type == "cpu" else 1
@@ -105,24 +119,22 @@ class ItemStream:
         while the part before trains); sets `sweep.x` to each part's rows."""
         total, width = max(chunks), self.rows_per_chunk
         spans = [(a, min(a + self.span, total)) for a in range(0, total, self.span)]
+        wanted = [rows[:, :, a * width : z * width].contiguous() for a, z in spans]
+        needed = [torch.unique(part) for part in wanted]  # sorted
 
-        def load(part: tuple[int, ...]) -> tuple[Tensor, Tensor]:
-            a, z = spans[part[0]]
-            wanted = rows[:, :, a * width : z * width].contiguous()
-            needed = torch.unique(wanted)  # sorted
-            x = self.read(needed.cpu()).to(rows.device)
-            return x, torch.searchsorted(needed, wanted)
+        def load(part: tuple[int, ...]) -> Arrival:
+            return self.read(needed[part[0]], rows.device)
 
         placeholder = sweep.x
         parts = [(i,) for i in range(len(spans))]
-        for (i,), (x, local) in site_groups(load, parts, prefetch=True):
+        for (i,), x in site_groups(load, parts, prefetch=True):
             a, z = spans[i]
             at = torch.zeros_like(rows)
-            at[:, :, a * width : z * width] = local
-            sweep.x = x
+            at[:, :, a * width : z * width] = torch.searchsorted(needed[i], wanted[i])
+            sweep.x = x.to(rows.device)  # read there already on CUDA and the CPU
             yield [min(a, c) for c in chunks], [min(z, c) for c in chunks], at
             sweep.x = placeholder
-            del x, local, at
+            del x, at
 
 
 class _EvalRows:
@@ -138,11 +150,11 @@ class _EvalRows:
 
     def __getitem__(self, key: int | slice) -> Tensor:
         if isinstance(key, slice):
-            return self.stream.read(key).to(self.device)
-        return self.stream.read(torch.tensor([key]))[0].to(self.device)
+            return self.stream.rows_on(key, self.device)
+        return self.stream.rows_on(torch.tensor([key]), self.device)[0]
 
     def index_select(self, dim: int, items: Tensor) -> Tensor:
         at = torch.searchsorted(self.items, items).clamp(max=max(0, len(self.items) - 1))
         if len(self.items) and bool((self.items[at] == items).all()):
             return self.kept.index_select(0, at)
-        return self.stream.read(items.cpu()).to(self.device)
+        return self.stream.rows_on(items, self.device)

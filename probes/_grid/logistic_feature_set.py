@@ -36,10 +36,12 @@ def fit_logistic_feature_set(
     memory: int | str | None,
     polish: bool,
     fit: Callable[..., Fitted],
+    device: torch.device,
 ) -> Fitted:
-    """`fit(X, y, C, num_classes, init)` of each group of sites (`X` `[site, item, dim]`),
-    the fitted probes put together in probe order; `polish`: the fit also holds a float64 copy
-    of its features."""
+    """`fit(X, y, C, num_classes, init)` of each group of sites (`X` `[site, item, dim]`, read
+    for `device`: on a CUDA device X is there already, copied from pinned host memory while the
+    group before was fitted), the fitted probes put together in probe order; `polish`: the fit
+    also holds a float64 copy of its features."""
     budget = checked_memory(memory, "fit_logistic_regression: memory")
     n_items, n_sites, dim = features.shape
     if y.ndim != 2 or y.shape[1] != n_items or y.shape[0] % n_sites:
@@ -69,7 +71,7 @@ def fit_logistic_feature_set(
     if num_classes is None and not y.is_floating_point() and y.numel():
         num_classes = int(y.max()) + 1  # every group fits the classes of the whole y
     parts = []
-    read = site_major_reader(features, range(n_sites))
+    read = site_major_reader(features, range(n_sites), device)
     for group, X in site_groups(read, plan.groups, plan.prefetch):
         probes = torch.arange(group[0] * per_site, (group[-1] + 1) * per_site)
         start = None if init is None else init.select(probes)

@@ -9,6 +9,10 @@ A fit reads its sites in groups: as many sites as fit the budget at once, all si
 group when they fit; with several groups, the next group is read while one trains, so two
 groups together must fit. Where a single site does not fit, the fit streams item blocks
 instead (see `probes.streamed_sweep`).
+
+For a CUDA device the groups are read through pinned host memory onto the device and held there
+(`probes._grid.host_buffers`): the budget then bounds the device memory the features take, and
+the host holds only the blocks on their way.
 """
 
 from __future__ import annotations

@@ -37,10 +37,13 @@ def fit_in_site_groups(
     config: TrainConfig,
     budget: int | None,
     fit: TensorFit,
+    device: torch.device,
 ) -> ProbeResults | None:
     """`fit(x, grid, config)` of each group of the grid's sites (x: the group's features, the
-    grid's sites then 0..g-1), merged into the results of one grid; None where a single site
-    does not fit `budget` (the caller streams item blocks instead)."""
+    grid's sites then 0..g-1, read for `device`: on a CUDA device x is there already, copied
+    from pinned host memory while the group before trained), merged into the results of one
+    grid; None where a single site does not fit `budget` (the caller streams item blocks
+    instead)."""
     n_items, n_sites, dim = features.shape
     layout = grid.layout(n_sites)
     held = held_dtype(features.dtype, config)
@@ -52,7 +55,7 @@ def fit_in_site_groups(
     group_grid = replace(grid, sites=None)
     group_config = replace(config, memory=None)
     parts = []
-    read = item_major_reader(features, layout.sites, held)
+    read = item_major_reader(features, layout.sites, held, device)
     for group, x in site_groups(read, plan.groups, plan.prefetch):
         parts.append((group[0], fit(x, group_grid, group_config)))
         del x  # released before the group after the next is read

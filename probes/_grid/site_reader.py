@@ -4,37 +4,42 @@ A fit under a memory budget trains one group of sites to the end, drops it and g
 next (`memory_budget.plan_sites`). With `prefetch`, one background thread reads the next
 group from disk while the current one trains, so the disk and the cores work at once; two
 groups are then held at a time, which the plan counts. Every site is read once.
+
+The readers read for a device (`host_buffers`): for a CUDA device each block goes from disk into
+pinned host memory and on to the device without blocking, on a side stream, while the current
+group trains, and the group is held on the device; for the CPU each block is read straight into
+the group's host tensor.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TypeVar
 
 import torch
 from jaxtyping import Float
 from torch import Tensor
 
 from lingprobe.feature_set import FeatureSet
+from probes._grid.host_buffers import CPU, Arrival, Where, read_blocks
 from probes._grid.inputs import check_features
 
-Read = Callable[[tuple[int, ...]], Tensor]
+Read = Callable[[tuple[int, ...]], Arrival]
 READ_BYTES = 1 << 26  # float32 bytes of one read of a group's items (memory, not results)
-Part = TypeVar("Part")
 
 
 def site_groups(
-    read: Callable[[tuple[int, ...]], Part], groups: Sequence[tuple[int, ...]], prefetch: bool
-) -> Iterator[tuple[tuple[int, ...], Part]]:
-    """`(group, read(group))` for every group in order; with `prefetch`, the next group's read
-    starts as soon as a group is handed out (the caller drops a group before taking the next)."""
+    read: Read, groups: Sequence[tuple[int, ...]], prefetch: bool
+) -> Iterator[tuple[tuple[int, ...], Tensor]]:
+    """`(group, read(group).take())` for every group in order; with `prefetch`, the next
+    group's read starts as soon as a group is handed out (the caller drops a group before
+    taking the next)."""
     with ThreadPoolExecutor(1, thread_name_prefix="features") as reader:
-        pending: Future[Part] | None = reader.submit(read, groups[0]) if groups else None
+        pending: Future[Arrival] | None = reader.submit(read, groups[0]) if groups else None
         try:
             for i, group in enumerate(groups):
                 assert pending is not None
-                features = pending.result()
+                features = pending.result().take()
                 pending = None
                 more = i + 1 < len(groups)
                 if prefetch and more:
@@ -63,38 +68,56 @@ def in_memory(
 
 
 def item_major_reader(
-    features: FeatureSet, sites: Sequence[int], dtype: torch.dtype = torch.float32
+    features: FeatureSet,
+    sites: Sequence[int],
+    dtype: torch.dtype = torch.float32,
+    device: torch.device = CPU,
 ) -> Read:
     """Reads the features of `sites[j]` for each position j of a group as `[item, site, dim]`
-    in `dtype` (the stored dtype or float32: the same values), checked finite (a NaN or inf is
-    refused naming its sites). Read in blocks of whole shards of about `READ_BYTES` float32, so
-    a group held in float16 needs no float32 copy of itself."""
+    in `dtype` (the stored dtype or float32: the same values) for `device`, checked finite (a
+    NaN or inf is refused naming its sites). Read in blocks of whole shards of about
+    `READ_BYTES` float32, so a group held in float16 needs no float32 copy of itself."""
 
-    def read(group: tuple[int, ...]) -> Float[Tensor, "item site dim"]:
+    def read(group: tuple[int, ...]) -> Arrival:
         chosen = [sites[j] for j in group]
         n_items, _, dim = features.shape
-        out = torch.empty(n_items, len(chosen), dim, dtype=dtype)
         shards = max(1, READ_BYTES // (features.shard_size * len(chosen) * dim * 4))
         step = shards * features.shard_size
-        for start in range(0, n_items, step):
-            part = features.read(chosen, slice(start, start + step), out=out[start : start + step])
+
+        def fill(where: Where, buffer: Tensor) -> Tensor:
+            assert isinstance(where, slice)
+            part = features.read(chosen, where, out=buffer)
             check_features(part, f"feats (FeatureSet sites {chosen})")
-        return out
+            return part
+
+        blocks = [slice(start, start + step) for start in range(0, n_items, step)]
+        return read_blocks((n_items, len(chosen), dim), dtype, device, fill, blocks)
 
     return read
 
 
-def site_major_reader(features: FeatureSet, sites: Sequence[int]) -> Read:
-    """Reads `sites[j]` for each position j of a group as `[site, item, dim]` float32 (one site
-    at a time into the result, so no second copy of the group is made), checked finite."""
+def site_major_reader(
+    features: FeatureSet, sites: Sequence[int], device: torch.device = CPU
+) -> Read:
+    """Reads `sites[j]` for each position j of a group as `[site, item, dim]` float32 for
+    `device` (each site in blocks of whole shards of about `READ_BYTES` into the result, so no
+    second copy of the group is made), checked finite."""
 
-    def read(group: tuple[int, ...]) -> Float[Tensor, "site item dim"]:
+    def read(group: tuple[int, ...]) -> Arrival:
         n_items, _, dim = features.shape
-        out = torch.empty(len(group), n_items, dim)
-        for j, position in enumerate(group):
-            site = sites[position]
-            one = features.read(sites=[site], out=out[j].unsqueeze(1))
+        shards = max(1, READ_BYTES // (features.shard_size * dim * 4))
+        step = shards * features.shard_size
+
+        def fill(where: Where, buffer: Tensor) -> Tensor:
+            assert isinstance(where, tuple)
+            site = sites[group[where[0]]]
+            one = features.read(sites=[site], items=where[1], out=buffer.unsqueeze(1))
             check_features(one, f"X (FeatureSet site {site})")
-        return out
+            return buffer
+
+        blocks = [
+            (j, slice(a, a + step)) for j in range(len(group)) for a in range(0, n_items, step)
+        ]
+        return read_blocks((len(group), n_items, dim), torch.float32, device, fill, blocks)
 
     return read

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+import torch
 from torch import Tensor
 
 from lingprobe.feature_set import FeatureSet
@@ -29,11 +30,16 @@ LayoutFit = Callable[[Tensor, StructuralLayout], StructuralResults]
 
 
 def fit_in_site_groups(
-    features: FeatureSet, layout: StructuralLayout, config: StructuralConfig, fit: LayoutFit
+    features: FeatureSet,
+    layout: StructuralLayout,
+    config: StructuralConfig,
+    fit: LayoutFit,
+    device: torch.device,
 ) -> StructuralResults:
     """`fit(x, group_layout)` of each group of `layout`'s sites (x `[word, site, dim]` float32:
-    the group's features; `group_layout`: the grid's seeds and ranks at the group's sites),
-    merged into the results of the whole grid."""
+    the group's features, read for `device`: on a CUDA device x is there already, copied from
+    pinned host memory while the group before trained; `group_layout`: the grid's seeds and
+    ranks at the group's sites), merged into the results of the whole grid."""
     n_words, _, dim = features.shape
     site_bytes = n_words * dim * 4  # float32, what the trainer computes on
     budget = config.memory_bytes
@@ -47,7 +53,7 @@ def fit_in_site_groups(
         )
     log_site_groups(log, "fit_structural_probes", plan, site_bytes, budget)
     parts = []
-    read = item_major_reader(features, layout.sites)
+    read = item_major_reader(features, layout.sites, torch.float32, device)
     for group, x in site_groups(read, plan.groups, plan.prefetch):
         sites = tuple(layout.sites[j] for j in group)
         parts.append((group, fit(x, StructuralLayout(layout.seeds, sites, layout.ranks))))

@@ -64,7 +64,8 @@ def fit_structural_probes(
     reported on dev and test. `device` as in `fit_probes`; results come back on the CPU.
     `feats` may be a `FeatureSet`: the grid's sites are read from it once, in groups of sites
     that fit `config.memory` (each group trained to the end before the next is read), with the
-    results of the fit of every site at once.
+    results of the fit of every site at once; for a CUDA device each group goes from disk
+    through pinned host memory to the device while the group before trains.
     """
     grid, config = grid or StructuralGrid(), config or StructuralConfig()
     if kind not in KINDS:
@@ -91,7 +92,7 @@ def fit_structural_probes(
         return run.results()
 
     if isinstance(feats, FeatureSet):
-        return fit_in_site_groups(feats, layout, config, fit)
+        return fit_in_site_groups(feats, layout, config, fit, resolve_device(device, None))
     return fit(in_memory(feats, layout.sites), layout)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from torch import Tensor
 
+from probes._grid.host_buffers import Arrival
 from probes._grid.site_reader import item_major_reader
 
 
@@ -21,13 +22,13 @@ def record_group_reads(
     reads: list[tuple[int, int]] = []
     groups: list[weakref.ref[Tensor]] = []
 
-    def counting_reader(*args: Any) -> Callable[[tuple[int, ...]], Tensor]:
+    def counting_reader(*args: Any) -> Callable[[tuple[int, ...]], Arrival]:
         read = item_major_reader(*args)
 
-        def counted(group: tuple[int, ...]) -> Tensor:
+        def counted(group: tuple[int, ...]) -> Arrival:
             reads.append((len(group), sum(ref() is not None for ref in groups)))
             out = read(group)
-            groups.append(weakref.ref(out))
+            groups.append(weakref.ref(out.tensor))
             return out
 
         return counted
