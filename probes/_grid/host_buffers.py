@@ -14,6 +14,7 @@ view of one host tensor, as a plain read would, and the fit gets that tensor.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -28,6 +29,21 @@ Fill = Callable[[Where, Tensor], Tensor]  # reads block `where` into a host buff
 def pins(device: torch.device) -> bool:
     """Whether host buffers bound for `device` are pinned: for a CUDA device only."""
     return device.type == "cuda"
+
+
+def exact(device: torch.device) -> torch.device:
+    """`device` with its index: a bare `cuda` is the calling thread's current CUDA device (a
+    reader thread's own current device may be another)."""
+    if pins(device) and device.index is None:
+        return torch.device("cuda", torch.cuda.current_device())
+    return device
+
+
+@functools.cache
+def side_stream(device: torch.device) -> torch.cuda.Stream:
+    """The one stream that copies features onto `device` (indexed): every group is then made
+    from that stream's cached blocks, which the groups before it have freed."""
+    return torch.cuda.Stream(device)
 
 
 def allocate(
@@ -69,15 +85,17 @@ def read_blocks(
 ) -> Arrival:
     """A tensor of `shape` whose every block `out[where]` is read by `fill(where, buffer)`.
 
-    For a CUDA device the tensor is made there, each block read into a pinned host buffer
-    and copied without blocking on a side stream; elsewhere the tensor is made on the host and
-    each block read into a view of it (the CPU path: no pinning, no copy)."""
+    For a CUDA device (give it with its index: `exact`) the tensor is made there, each block
+    read into a pinned host buffer and copied without blocking on `side_stream`; elsewhere
+    the tensor is made on the host and each block read into a view of it (the CPU path: no
+    pinning, no copy)."""
     if not pins(device):
         out = allocate(shape, dtype, CPU, False)
         for where in blocks:
             fill(where, out[where])
         return Arrival(out)
-    side = torch.cuda.Stream(device)
+    device = exact(device)
+    side = side_stream(device)
     with torch.cuda.stream(side):
         out = allocate(shape, dtype, device, False)
         for where in blocks:

@@ -121,9 +121,10 @@ class ItemStream:
         spans = [(a, min(a + self.span, total)) for a in range(0, total, self.span)]
         wanted = [rows[:, :, a * width : z * width].contiguous() for a, z in spans]
         needed = [torch.unique(part) for part in wanted]  # sorted
+        on_host = [part.cpu() for part in needed]  # the reads then wait for no training
 
         def load(part: tuple[int, ...]) -> Arrival:
-            return self.read(needed[part[0]], rows.device)
+            return self.read(on_host[part[0]], rows.device)
 
         placeholder = sweep.x
         parts = [(i,) for i in range(len(spans))]

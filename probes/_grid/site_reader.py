@@ -21,7 +21,7 @@ from jaxtyping import Float
 from torch import Tensor
 
 from lingprobe.feature_set import FeatureSet
-from probes._grid.host_buffers import CPU, Arrival, Where, read_blocks
+from probes._grid.host_buffers import CPU, Arrival, Where, exact, read_blocks
 from probes._grid.inputs import check_features
 
 Read = Callable[[tuple[int, ...]], Arrival]
@@ -77,6 +77,7 @@ def item_major_reader(
     in `dtype` (the stored dtype or float32: the same values) for `device`, checked finite (a
     NaN or inf is refused naming its sites). Read in blocks of whole shards of about
     `READ_BYTES` float32, so a group held in float16 needs no float32 copy of itself."""
+    device = exact(device)
 
     def read(group: tuple[int, ...]) -> Arrival:
         chosen = [sites[j] for j in group]
@@ -102,6 +103,7 @@ def site_major_reader(
     """Reads `sites[j]` for each position j of a group as `[site, item, dim]` float32 for
     `device` (each site in blocks of whole shards of about `READ_BYTES` into the result, so no
     second copy of the group is made), checked finite."""
+    device = exact(device)
 
     def read(group: tuple[int, ...]) -> Arrival:
         n_items, _, dim = features.shape

@@ -26,7 +26,7 @@ from tests.probes.structural_data import embedded_trees
 
 N, SITES, DIM = 160, 4, 6
 SITE_BYTES = N * DIM * 4
-CPU, CUDA = torch.device("cpu"), torch.device("cuda")
+CPU, CUDA, CUDA0 = torch.device("cpu"), torch.device("cuda"), torch.device("cuda", 0)
 
 
 @pytest.fixture
@@ -100,9 +100,12 @@ def test_cpu_readers_give_the_stored_values_in_one_host_tensor(
     assert torch.equal(X, data.feats[:, [1, 3]].float().transpose(0, 1))
 
 
-class FakeStream:
+class FakeStream(torch.cuda.Stream):
+    def __new__(cls, device: torch.device | None = None) -> FakeStream:
+        return object.__new__(cls)
+
     def __init__(self, device: torch.device | None = None) -> None:
-        self.device, self.waited = device, []
+        self.at, self.waited = device, []
 
     def wait_event(self, event: torch.cuda.Event) -> None:
         self.waited.append(event)
@@ -130,7 +133,7 @@ class FakeCuda:
 
 
 @pytest.fixture
-def fake_cuda(monkeypatch: pytest.MonkeyPatch) -> FakeCuda:
+def fake_cuda(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeCuda]:
     cuda = FakeCuda([], FakeStream(), [])
 
     @contextmanager
@@ -143,7 +146,10 @@ def fake_cuda(monkeypatch: pytest.MonkeyPatch) -> FakeCuda:
     monkeypatch.setattr(torch.cuda, "Event", FakeEvent)
     monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: cuda.current)
     monkeypatch.setattr(Tensor, "record_stream", lambda self, s: cuda.held.append((self, s)))
-    return cuda
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    host_buffers.side_stream.cache_clear()
+    yield cuda
+    host_buffers.side_stream.cache_clear()  # it holds a stand-in
 
 
 def test_cuda_reads_go_through_pinned_blocks_copied_on_a_side_stream(
@@ -156,8 +162,8 @@ def test_cuda_reads_go_through_pinned_blocks_copied_on_a_side_stream(
     monkeypatch.setattr(site_reader, "READ_BYTES", 32 * 2 * DIM * 4)  # one shard a block
     arrival = item_major_reader(features, [0, 2], torch.float32, CUDA)((0, 1))
     # the group on the device, then one pinned host block per shard (5 shards of 32 items)
-    assert allocations == [(CUDA, False)] + [(CPU, True)] * 5
-    assert [s.device for s in fake_cuda.entered] == [CUDA]
+    assert allocations == [(CUDA0, False)] + [(CPU, True)] * 5
+    assert [s.at for s in fake_cuda.entered] == [CUDA0]
     assert isinstance(arrival.copied, FakeEvent) and arrival.copied.on is fake_cuda.entered[0]
     assert fake_cuda.current.waited == [] and fake_cuda.held == []  # none before it is taken
     x = arrival.take()
@@ -178,7 +184,9 @@ def test_every_cuda_reader_asks_for_pinned_blocks_only(
     stream = ItemStream(features, [2, 0], budget=SITE_BYTES)
     assert torch.equal(stream.read(rows, CUDA).take(), data.feats[rows][:, [2, 0]].float())
     # each a tensor on the device and pinned blocks: one per site, one for the few rows
-    assert allocations == [(CUDA, False), (CPU, True), (CPU, True), (CUDA, False), (CPU, True)]
+    assert allocations == [(CUDA0, False), (CPU, True), (CPU, True), (CUDA0, False), (CPU, True)]
+    # one side stream copies every group onto the device
+    assert len(set(map(id, fake_cuda.entered))) == 1 and len(fake_cuda.entered) == 2
     assert len(fake_cuda.current.waited) == len(fake_cuda.held) == 2
 
 
