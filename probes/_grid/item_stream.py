@@ -119,19 +119,22 @@ class ItemStream:
         while the part before trains); sets `sweep.x` to each part's rows."""
         total, width = max(chunks), self.rows_per_chunk
         spans = [(a, min(a + self.span, total)) for a in range(0, total, self.span)]
-        wanted = [rows[:, :, a * width : z * width].contiguous() for a, z in spans]
-        needed = [torch.unique(part) for part in wanted]  # sorted
-        on_host = [part.cpu() for part in needed]  # the reads then wait for no training
+        needed: dict[int, Tensor] = {}  # each part's rows, sorted (set by its read)
+
+        def wanted(part: int) -> Int[Tensor, "mask stream row"]:
+            a, z = spans[part]
+            return rows[:, :, a * width : z * width].contiguous()
 
         def load(part: tuple[int, ...]) -> Arrival:
-            return self.read(on_host[part[0]], rows.device)
+            needed[part[0]] = torch.unique(wanted(part[0]))
+            return self.read(needed[part[0]], rows.device)
 
         placeholder = sweep.x
         parts = [(i,) for i in range(len(spans))]
         for (i,), x in site_groups(load, parts, prefetch=True):
             a, z = spans[i]
             at = torch.zeros_like(rows)
-            at[:, :, a * width : z * width] = torch.searchsorted(needed[i], wanted[i])
+            at[:, :, a * width : z * width] = torch.searchsorted(needed.pop(i), wanted(i))
             sweep.x = x.to(rows.device)  # read there already on CUDA and the CPU
             yield [min(a, c) for c in chunks], [min(z, c) for c in chunks], at
             sweep.x = placeholder
