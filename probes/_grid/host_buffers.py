@@ -22,7 +22,7 @@ import torch
 from torch import Tensor
 
 CPU = torch.device("cpu")
-Where = slice | tuple[int, slice]  # a block of the result: items, or a site's items
+Where = slice | tuple[int | slice, slice]  # a block of the result's leading axes
 Fill = Callable[[Where, Tensor], Tensor]  # reads block `where` into a host buffer, returns it
 
 

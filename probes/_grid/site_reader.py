@@ -75,23 +75,33 @@ def item_major_reader(
 ) -> Read:
     """Reads the features of `sites[j]` for each position j of a group as `[item, site, dim]`
     in `dtype` (the stored dtype or float32: the same values) for `device`, checked finite (a
-    NaN or inf is refused naming its sites). Read in blocks of whole shards of about
-    `READ_BYTES` float32, so a group held in float16 needs no float32 copy of itself."""
+    NaN or inf is refused naming its sites). Read in blocks of about `READ_BYTES` float32:
+    whole shards of every site of the group, or where one shard of them is more, one shard of
+    some of the sites (a site's shard is read whole either way), so a group held in float16
+    needs no float32 copy of itself and the pinned blocks on their way to a GPU stay small."""
     device = exact(device)
 
     def read(group: tuple[int, ...]) -> Arrival:
         chosen = [sites[j] for j in group]
         n_items, _, dim = features.shape
-        shards = max(1, READ_BYTES // (features.shard_size * len(chosen) * dim * 4))
-        step = shards * features.shard_size
+        shard_bytes = features.shard_size * dim * 4  # one site's shard, float32
+        width = min(len(chosen), max(1, READ_BYTES // shard_bytes))  # sites per block
+        step = max(1, READ_BYTES // (shard_bytes * width)) * features.shard_size
 
         def fill(where: Where, buffer: Tensor) -> Tensor:
-            assert isinstance(where, slice)
-            part = features.read(chosen, where, out=buffer)
-            check_features(part, f"feats (FeatureSet sites {chosen})")
+            assert isinstance(where, tuple)
+            items, columns = where
+            assert isinstance(items, slice)
+            these = chosen[columns]
+            part = features.read(these, items, out=buffer)
+            check_features(part, f"feats (FeatureSet sites {these})")
             return part
 
-        blocks = [slice(start, start + step) for start in range(0, n_items, step)]
+        blocks = [
+            (slice(start, start + step), slice(j, j + width))
+            for start in range(0, n_items, step)
+            for j in range(0, len(chosen), width)
+        ]
         return read_blocks((n_items, len(chosen), dim), dtype, device, fill, blocks)
 
     return read
@@ -111,7 +121,7 @@ def site_major_reader(
         step = shards * features.shard_size
 
         def fill(where: Where, buffer: Tensor) -> Tensor:
-            assert isinstance(where, tuple)
+            assert isinstance(where, tuple) and isinstance(where[0], int)
             site = sites[group[where[0]]]
             one = features.read(sites=[site], items=where[1], out=buffer.unsqueeze(1))
             check_features(one, f"X (FeatureSet site {site})")
