@@ -170,16 +170,9 @@ def test_cuda_reads_go_through_pinned_blocks_copied_on_a_side_stream(
     assert fake_cuda.current.waited == [arrival.copied]
     assert fake_cuda.held == [(x, fake_cuda.current)]
     assert torch.equal(x, data.feats[:, [0, 2]].float())
-
-
-def test_a_group_whose_shard_exceeds_a_block_is_read_a_few_sites_at_a_time(
-    monkeypatch: pytest.MonkeyPatch,
-    allocations: list[tuple[torch.device, bool]],
-    fake_cuda: FakeCuda,
-    features: FeatureSet,
-    data: Synthetic,
-) -> None:
+    # where one shard of the group's sites exceeds a block, a few sites at a time
     monkeypatch.setattr(site_reader, "READ_BYTES", 2 * 32 * DIM * 4)  # two sites' shards
+    allocations.clear()
     x = item_major_reader(features, [3, 0, 2], torch.float32, CUDA)((0, 1, 2)).take()
     assert torch.equal(x, data.feats[:, [3, 0, 2]].float())
     # 5 shards x (sites 3, 0 in one block; site 2 in another): 10 pinned blocks
