@@ -22,10 +22,11 @@ from jaxtyping import Bool, Float, Int
 from torch import Tensor
 from tqdm.auto import tqdm
 
+from internals import FeatureSet
 from probes import TRAIN, fit_probes
 from suites.curriculum.config import CurriculumConfig
-from suites.curriculum.features import NLIFeatures
 from suites.curriculum.sampling import base_codes, per_label_subsample
+from suites.curriculum.stored_features import PairFeatures
 from suites.errors import TaskError
 from suites.tasks import Task
 
@@ -33,9 +34,10 @@ INPUTS = ("pair", "hypothesis")  # full model input vs hypothesis-only baseline
 
 
 def probe_input(
-    feats: NLIFeatures, name: str, config: CurriculumConfig
-) -> Float[Tensor, "item site width"]:
-    """The probe input `pair` (the configured combination) or `hypothesis` (hypothesis only)."""
+    feats: PairFeatures, name: str, config: CurriculumConfig
+) -> Float[Tensor, "item site width"] | FeatureSet:
+    """The probe input `pair` (the configured combination) or `hypothesis` (hypothesis only):
+    a tensor, or a `FeatureSet` for features on disk."""
     if name == "pair":
         return feats.pair(config.combine)
     if name == "hypothesis":
@@ -45,7 +47,7 @@ def probe_input(
 
 def inoculation(
     task: Task,
-    feats: NLIFeatures,
+    feats: PairFeatures,
     config: CurriculumConfig | None = None,
     *,
     inputs: Sequence[str] = INPUTS,
