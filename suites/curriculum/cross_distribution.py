@@ -1,6 +1,7 @@
 """Cross-distribution generalisation (Rozen et al. 2019; paper §4): train on the simple or the
 hard half of a phenomenon's training set (halves by PVI), test on the simple and hard halves of
-its evaluation set: a 2x2 matrix per phenomenon (and site)."""
+its evaluation set: a 2x2 matrix per phenomenon (and site). Features in a store
+(`NLIFeatureSet`) are trained on and scored by groups of sites within `config.train.memory`."""
 
 from __future__ import annotations
 

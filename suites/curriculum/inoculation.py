@@ -9,6 +9,10 @@ All subsamples of an input train in one probe grid: the (N, seed) subsamples are
 train masks `[N, seed, item]` of `probes.ProbeGrid`, the probes of seed s reading seed s's
 subsample, every site batched. Each probe trains exactly as it would in its own
 `fit_probes` call on that subsample (one call per (N, seed) gives the same numbers).
+
+The features are `NLIFeatures` (in memory) or an `NLIFeatureSet` (in a store): the probes then
+read the input's `FeatureSet` by groups of sites within `config.train.memory`. Features already
+in memory are trained on as they are, whatever the budget (as `fit_probes` does a tensor).
 """
 
 from __future__ import annotations

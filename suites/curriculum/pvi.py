@@ -10,7 +10,9 @@ all of train, train items out-of-fold (`pvi_folds` stratified folds; the other f
 Each training set carves its own stratified dev part for the best epoch (lowest dev loss).
 Per item, PVI is averaged over the probe seeds. All training sets (folds and the full train
 set) are explicit train/dev masks of one probe grid, trained together; each probe trains as it
-would in its own `fit_probes` call on its training set.
+would in its own `fit_probes` call on its training set. Features in a store (`NLIFeatureSet`)
+are trained on and scored by groups of sites within `config.train.memory`
+(`probe_outputs.held_out_probabilities`).
 """
 
 from __future__ import annotations
