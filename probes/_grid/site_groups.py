@@ -81,7 +81,7 @@ def merge_site_groups(parts: list[tuple[int, ProbeResults]], layout: ProbeLayout
     first_results = parts[0][1]
     probes, metrics, codes = [], [], []
     weights: dict[str, Tensor] = {}
-    pred, target_row = None, None
+    pred, target_row, scores = None, None, None
     for offset, res in parts:
         width = res.probes["site"].n_unique()
         ids = every[:, :, offset : offset + width].reshape(-1)
@@ -98,12 +98,19 @@ def merge_site_groups(parts: list[tuple[int, ProbeResults]], layout: ProbeLayout
             if pred is None:
                 pred = res.test.pred.new_empty(layout.n_probes, *res.test.pred.shape[1:])
                 target_row = res.test.target_row.new_empty(layout.n_probes)
+                if res.test.scores is not None:  # the rank metrics' class scores
+                    shape = res.test.scores.shape[1:]
+                    scores = res.test.scores.new_empty(layout.n_probes, *shape)
             pred[ids], target_row[ids] = res.test.pred, res.test.target_row  # type: ignore[index]
+            if scores is not None and res.test.scores is not None:
+                scores[ids] = res.test.scores
     order = first_results.metrics.select("split", "metric").unique(maintain_order=True)
     ranked = pl.concat(metrics).join(order.with_row_index("rank"), on=["split", "metric"])
     test = first_results.test
     if test is not None and pred is not None and target_row is not None:
-        test = TestPredictions(test.items, pred, test.targets, target_row, test.head, test.outputs)
+        test = TestPredictions(
+            test.items, pred, test.targets, target_row, test.head, test.outputs, scores
+        )
     return ProbeResults(
         probes=pl.concat(probes).sort("probe"),
         metrics=ranked.sort("rank", "probe").drop("rank"),

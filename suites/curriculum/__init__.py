@@ -10,6 +10,8 @@
 - `pointwise_v_information`, `v_information`, `pvi_scores`, `difficulty_halves`: dataset
   difficulty by (pointwise) V-information with the label prior as the null model.
 - `cross_distribution`, `cross_matrix`: train simple/hard x test simple/hard.
+- `nli_feature_set`, `NLIFeatureSet`: the pair features kept in a store (every probe analysis
+  reads them by groups of sites within `CurriculumConfig.train.memory`).
 - `run_curriculum`, `summarise`: a whole run to parquet tables and plots.
 """
 
@@ -31,6 +33,7 @@ from suites.curriculum.pvi import (
 )
 from suites.curriculum.report import summarise
 from suites.curriculum.run import run_curriculum
+from suites.curriculum.stored_features import NLIFeatureSet, nli_feature_set
 from suites.curriculum.zero_shot import nli_probabilities, zero_shot
 from suites.readers.curriculum_nli import (
     THREE_WAY,
@@ -51,6 +54,7 @@ __all__ = [
     "FineTuneConfig",
     "LabelMappingError",
     "ModelLabels",
+    "NLIFeatureSet",
     "NLIFeatures",
     "cross_distribution",
     "cross_matrix",
@@ -66,6 +70,7 @@ __all__ = [
     "load_phenomena",
     "matthews",
     "model_labels",
+    "nli_feature_set",
     "nli_features",
     "nli_probabilities",
     "pointwise_v_information",

@@ -39,7 +39,10 @@ class CurriculumConfig:
     split). PVI is out-of-fold on train (`pvi_folds` cross-fitting) and held-out on val; its
     probes keep the epoch with the lowest dev loss, since PVI reads their log-probabilities.
     `phenomena`, `analyses`, `layers` and `limits` say what the suite runs (CLI and sweeps).
-    The features are held in memory, so `train.memory` (a budget) is refused, never ignored.
+    `train.memory` (a budget, `--memory`, a sweep's `[probe] memory`) keeps the features in the
+    store (a sweep always has one; `run_curriculum` without `store` refuses a budget): every
+    analysis reads them by groups of sites that fit it (`suites.curriculum.stored_features`),
+    with the tables of the run in memory.
     """
 
     probe_fields: ClassVar[tuple[str, ...]] = ("grid", "train")
@@ -84,13 +87,6 @@ class CurriculumConfig:
         for name, (bad, fix) in problems.items():
             if bad:
                 raise TaskError(f"CurriculumConfig.{name}={getattr(self, name)!r}: {fix}")
-        if self.train.memory is not None:
-            raise TaskError(
-                f"CurriculumConfig.train.memory={self.train.memory!r}: the curriculum suite holds"
-                " its features in memory (every analysis combines the premise and hypothesis"
-                " halves of all items), so it cannot keep a budget; leave out memory (--memory,"
-                " a sweep's [probe] memory)"
-            )
 
     @property
     def seeds(self) -> tuple[int, ...]:

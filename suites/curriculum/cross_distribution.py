@@ -1,6 +1,7 @@
 """Cross-distribution generalisation (Rozen et al. 2019; paper §4): train on the simple or the
 hard half of a phenomenon's training set (halves by PVI), test on the simple and hard halves of
-its evaluation set: a 2x2 matrix per phenomenon (and site)."""
+its evaluation set: a 2x2 matrix per phenomenon (and site). Features in a store
+(`NLIFeatureSet`) are trained on and scored by groups of sites within `config.train.memory`."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ import torch
 
 from probes import TEST, TRAIN, fit_probes
 from suites.curriculum.config import CurriculumConfig
-from suites.curriculum.features import NLIFeatures
-from suites.curriculum.probe_outputs import probe_probabilities, subset_metrics
+from suites.curriculum.probe_outputs import held_out_probabilities, subset_metrics
 from suites.curriculum.pvi import HARD, SIMPLE
 from suites.curriculum.sampling import carve_dev
+from suites.curriculum.stored_features import PairFeatures
 from suites.errors import TaskError
 from suites.tasks import Task
 
@@ -28,7 +29,7 @@ def _halves(task: Task, pvi_table: pl.DataFrame) -> list[str]:
 
 def cross_distribution(
     task: Task,
-    feats: NLIFeatures,
+    feats: PairFeatures,
     pvi_table: pl.DataFrame,
     config: CurriculumConfig | None = None,
     *,
@@ -67,7 +68,7 @@ def cross_distribution(
         progress=progress,
     )
     test_rows = is_test.nonzero().flatten()
-    probs = probe_probabilities(result, x[test_rows])
+    probs = held_out_probabilities(result, x, test_rows, config.train.memory_bytes)
     tables: list[pl.DataFrame] = []
     for mask, train_half in enumerate(HALVES):
         probes = result.probes.filter(pl.col("mask") == float(mask)).sort("probe")

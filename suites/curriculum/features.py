@@ -24,6 +24,7 @@ from internals import Site, Subject
 from internals import sites as site_rules
 from suites.errors import TaskError
 from suites.probing import task_features
+from suites.schema import site_columns
 from suites.tasks import Task
 
 Part = Literal["premise", "hypothesis", "abs_diff", "product"]
@@ -67,17 +68,7 @@ class NLIFeatures:
 
     def pair(self, combine: Sequence[str] = PAIR) -> Float[Tensor, "item site width"]:
         """The parts in `combine` concatenated (default `[p ; h]`)."""
-        bad = [c for c in combine if c not in PARTS]
-        if bad or not combine:
-            raise TaskError(f"combine={list(combine)}: choose one or more of {list(PARTS)}")
-        p, h = self.premise, self.hypothesis
-        made = {
-            "premise": lambda: p,
-            "hypothesis": lambda: h,
-            "abs_diff": lambda: (p - h).abs(),
-            "product": lambda: p * h,
-        }
-        return torch.cat([made[c]() for c in combine], dim=-1)
+        return combine_parts(self.premise, self.hypothesis, combine)
 
     def hypothesis_only(self) -> Float[Tensor, "item site dim"]:
         """The hypothesis-only input."""
@@ -85,18 +76,48 @@ class NLIFeatures:
 
     def site_table(self) -> pl.DataFrame:
         """site (index), site_name and layer of each site, to label probe tables."""
-        return pl.DataFrame(
-            {
-                "site": list(range(len(self.sites))),
-                "site_name": [s.name for s in self.sites],
-                "layer": [s.layer for s in self.sites],
-            },
-            schema={"site": pl.Int64, "site_name": pl.String, "layer": pl.Int64},
-        )
+        return site_table(self.sites)
 
     def rows(self, index: Tensor) -> NLIFeatures:
         """The features of some items."""
         return NLIFeatures(self.premise[index], self.hypothesis[index], self.sites)
+
+
+def combine_parts(
+    premise: Float[Tensor, "item site dim"],
+    hypothesis: Float[Tensor, "item site dim"],
+    combine: Sequence[str] = PAIR,
+) -> Float[Tensor, "item site width"]:
+    """The parts in `combine` of premise and hypothesis vectors, concatenated."""
+    bad = [c for c in combine if c not in PARTS]
+    if bad or not combine:
+        raise TaskError(f"combine={list(combine)}: choose one or more of {list(PARTS)}")
+    p, h = premise, hypothesis
+    made = {
+        "premise": lambda: p,
+        "hypothesis": lambda: h,
+        "abs_diff": lambda: (p - h).abs(),
+        "product": lambda: p * h,
+    }
+    return torch.cat([made[c]() for c in combine], dim=-1)
+
+
+def pair_parts(
+    pairs: Float[Tensor, "item site dim2"], combine: Sequence[str] = PAIR
+) -> Float[Tensor, "item site width"]:
+    """The parts in `combine` of `[premise ; hypothesis]` features (a chunk of a feature set)."""
+    half = pairs.shape[-1] // 2
+    return combine_parts(pairs[..., :half], pairs[..., half:], combine)
+
+
+def hypothesis_half(pairs: Float[Tensor, "item site dim2"]) -> Float[Tensor, "item site dim"]:
+    """The hypothesis half of `[premise ; hypothesis]` features: the hypothesis-only input."""
+    return pairs[..., pairs.shape[-1] // 2 :]
+
+
+def site_table(sites: Sequence[Site]) -> pl.DataFrame:
+    """site (index), site_name and layer of each site, to label probe tables."""
+    return site_columns(sites).rename({"site_index": "site", "site": "site_name"})
 
 
 def nli_features(

@@ -10,15 +10,15 @@ from __future__ import annotations
 import polars as pl
 
 from suites.curriculum.config import CurriculumConfig
-from suites.curriculum.features import NLIFeatures
 from suites.curriculum.inoculation import inoculation
+from suites.curriculum.stored_features import PairFeatures
 from suites.errors import TaskError
 from suites.tasks import Task
 
 
 def hypothesis_only(
     task: Task,
-    feats: NLIFeatures,
+    feats: PairFeatures,
     config: CurriculumConfig | None = None,
     *,
     progress: bool = True,

@@ -9,6 +9,10 @@ All subsamples of an input train in one probe grid: the (N, seed) subsamples are
 train masks `[N, seed, item]` of `probes.ProbeGrid`, the probes of seed s reading seed s's
 subsample, every site batched. Each probe trains exactly as it would in its own
 `fit_probes` call on that subsample (one call per (N, seed) gives the same numbers).
+
+The features are `NLIFeatures` (in memory) or an `NLIFeatureSet` (in a store): the probes then
+read the input's `FeatureSet` by groups of sites within `config.train.memory`. Features already
+in memory are trained on as they are, whatever the budget (as `fit_probes` does a tensor).
 """
 
 from __future__ import annotations
@@ -22,10 +26,11 @@ from jaxtyping import Bool, Float, Int
 from torch import Tensor
 from tqdm.auto import tqdm
 
+from internals import FeatureSet
 from probes import TRAIN, fit_probes
 from suites.curriculum.config import CurriculumConfig
-from suites.curriculum.features import NLIFeatures
 from suites.curriculum.sampling import base_codes, per_label_subsample
+from suites.curriculum.stored_features import PairFeatures
 from suites.errors import TaskError
 from suites.tasks import Task
 
@@ -33,9 +38,10 @@ INPUTS = ("pair", "hypothesis")  # full model input vs hypothesis-only baseline
 
 
 def probe_input(
-    feats: NLIFeatures, name: str, config: CurriculumConfig
-) -> Float[Tensor, "item site width"]:
-    """The probe input `pair` (the configured combination) or `hypothesis` (hypothesis only)."""
+    feats: PairFeatures, name: str, config: CurriculumConfig
+) -> Float[Tensor, "item site width"] | FeatureSet:
+    """The probe input `pair` (the configured combination) or `hypothesis` (hypothesis only):
+    a tensor, or a `FeatureSet` for features on disk."""
     if name == "pair":
         return feats.pair(config.combine)
     if name == "hypothesis":
@@ -45,7 +51,7 @@ def probe_input(
 
 def inoculation(
     task: Task,
-    feats: NLIFeatures,
+    feats: PairFeatures,
     config: CurriculumConfig | None = None,
     *,
     inputs: Sequence[str] = INPUTS,

@@ -10,7 +10,9 @@ all of train, train items out-of-fold (`pvi_folds` stratified folds; the other f
 Each training set carves its own stratified dev part for the best epoch (lowest dev loss).
 Per item, PVI is averaged over the probe seeds. All training sets (folds and the full train
 set) are explicit train/dev masks of one probe grid, trained together; each probe trains as it
-would in its own `fit_probes` call on its training set.
+would in its own `fit_probes` call on its training set. Features in a store (`NLIFeatureSet`)
+are trained on and scored by groups of sites within `config.train.memory`
+(`probe_outputs.held_out_probabilities`).
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ import torch
 from jaxtyping import Bool, Float, Int
 from torch import Tensor
 
+from internals import FeatureSet
 from probes import TEST, TRAIN, ProbeResults, fit_probes
 from suites.curriculum.config import CurriculumConfig
-from suites.curriculum.features import NLIFeatures
-from suites.curriculum.probe_outputs import probe_probabilities
+from suites.curriculum.probe_outputs import held_out_probabilities
 from suites.curriculum.sampling import carve_dev, stratified_folds
+from suites.curriculum.stored_features import PairFeatures
 from suites.errors import TaskError
 from suites.tasks import Task
 
@@ -75,19 +78,21 @@ def difficulty_halves(pvi: Float[Tensor, " item"]) -> list[str]:
 def _job_pvi(
     result: ProbeResults,
     mask: int,
-    x: Float[Tensor, "item site width"],
+    x: Float[Tensor, "item site width"] | FeatureSet,
     targets: Int[Tensor, " item"],
     train: Bool[Tensor, " item"],
     heldout: Bool[Tensor, " item"],
     num_classes: int,
+    memory: int | None,
 ) -> tuple[Float[Tensor, "site heldout"], Float[Tensor, "site heldout"], Float[Tensor, " heldout"]]:
     """(PVI, `log2 f[x](y)`) averaged over seeds per site, and log2 prior(y), of the `heldout`
-    items under the probes of train mask `mask` (trained on `train`)."""
+    items under the probes of train mask `mask` (trained on `train`); a `FeatureSet` is scored
+    by groups of sites within `memory` bytes."""
     rows = heldout.nonzero().flatten()
     prior = label_prior(targets, num_classes, train)
     probes = result.probes.filter(pl.col("mask") == float(mask)).sort("probe")
     chosen = torch.tensor(probes["probe"].to_list())
-    probs = probe_probabilities(result, x[rows])[chosen]
+    probs = held_out_probabilities(result, x, rows, memory)[chosen]
     pvi = pointwise_v_information(probs, targets[rows], prior)  # [probe, item]
     log_px = torch.log2(probs.gather(-1, targets[rows].expand(probs.shape[0], -1)[..., None]))
     sites = torch.tensor(probes["site"].to_list())
@@ -123,7 +128,7 @@ def _cut_halves(
 
 def pvi_scores(
     task: Task,
-    feats: NLIFeatures,
+    feats: PairFeatures,
     config: CurriculumConfig | None = None,
     *,
     progress: bool = True,
@@ -158,8 +163,10 @@ def pvi_scores(
         num_classes=k,
         progress=progress,
     )
+    memory = config.train.memory_bytes  # a FeatureSet's held-out rows are scored within it
     for mask, (_, heldout) in enumerate(jobs):
-        values, px, prior = _job_pvi(result, mask, x, targets, codes[mask] == TRAIN, heldout, k)
+        trained = codes[mask] == TRAIN
+        values, px, prior = _job_pvi(result, mask, x, targets, trained, heldout, k, memory)
         pvi[:, heldout], log_px[:, heldout], log_prior[heldout] = values, px, prior
     used = train | test
     rows = used.nonzero().flatten()

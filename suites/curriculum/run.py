@@ -18,11 +18,12 @@ import polars as pl
 from internals import Site, Subject
 from suites.curriculum.config import ANALYSES, PROBE_ANALYSES, CurriculumConfig
 from suites.curriculum.cross_distribution import cross_distribution
-from suites.curriculum.features import NLIFeatures, nli_features
+from suites.curriculum.features import nli_features
 from suites.curriculum.finetune import FineTuneConfig, finetune_inoculation
 from suites.curriculum.inoculation import inoculation
 from suites.curriculum.labels import model_labels
 from suites.curriculum.pvi import pvi_scores
+from suites.curriculum.stored_features import PairFeatures, nli_feature_set
 from suites.curriculum.zero_shot import resolve_nli_model, zero_shot
 from suites.outputs import finish_manifest, write_manifest, write_table
 from suites.provenance import model_record, task_record
@@ -60,10 +61,20 @@ def run_curriculum(
 
     Probe analyses read `subject`'s features at `sites` (default every layer); `zero-shot` and
     `finetune` need `nli_model` (an HF sequence-classification model with `tokenizer`, or a
-    subject loaded with `head="sequence-classification"`).
+    subject loaded with `head="sequence-classification"`). With a `store` and
+    `config.train.memory`, the features stay in the store (`nli_feature_set`) and every probe
+    analysis reads them by groups of sites within the budget, with the tables of the run that
+    holds them in memory; a budget without a store is refused.
     """
     config = config or CurriculumConfig()
     chosen = check_analyses(analyses)
+    budget = config.train.memory_bytes
+    if budget is not None and store is None:
+        raise TaskError(
+            f"CurriculumConfig.train.memory={config.train.memory!r} bounds the features kept in"
+            " a store; give a store (store=DIR, --store DIR, a sweep's `store`) or leave out"
+            " memory"
+        )
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     wants_probes = any(a in PROBE_ANALYSES for a in chosen)
@@ -96,7 +107,13 @@ def run_curriculum(
         target.mkdir(exist_ok=True)
         curves = []
         if subject is not None and wants_probes:
-            feats = nli_features(subject, task, sites, store=store, progress=progress)
+            feats: PairFeatures
+            if store is not None and budget is not None:
+                feats = nli_feature_set(
+                    subject, task, sites, store=store, memory=budget, progress=progress
+                )
+            else:
+                feats = nli_features(subject, task, sites, store=store, progress=progress)
             curves += _probe_analyses(task, feats, chosen, config, target, progress)
         if "finetune" in chosen and nli_model is not None:
             labels = model_labels(getattr(nli_model.config, "id2label", None), label_order)
@@ -113,7 +130,7 @@ def run_curriculum(
 
 def _probe_analyses(
     task: Task,
-    feats: NLIFeatures,
+    feats: PairFeatures,
     chosen: tuple[str, ...],
     config: CurriculumConfig,
     target: Path,

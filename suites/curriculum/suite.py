@@ -6,11 +6,13 @@ cross-distribution) into its folder; its result rows are the inoculation curves:
 with `mask` holding the examples per label the probes were trained on (10, 50, ...).
 Zero-shot and fine-tuning need an NLI classifier: `lingprobe curriculum-nli`.
 
-Its features are held in memory, not read from a `FeatureSet`: every analysis builds its inputs
-from the premise and hypothesis halves of all items (their concatenation, `|p-h|`, `p*h`, the
-hypothesis alone) and PVI and cross-distribution score items across analyses, so no analysis
-reads one site group alone; the NLI sets are thousands of pairs. A memory budget
-(`--memory`, a sweep's `[probe] memory`) is refused with a config error, never ignored.
+Without a memory budget its features are held in memory. With one (`--memory 4MiB`, a sweep's
+`[probe] memory`, which set `CurriculumConfig.train.memory`) they stay on disk in the sweep's
+store (`--store DIR`, default OUT/store): the premise and hypothesis vectors are extracted
+lazily into the store, the probe inputs (the `combine` parts, the hypothesis alone) are derived
+feature sets written chunk by chunk beside them, the probes train from groups of sites that fit
+the budget, and PVI and cross-distribution score their held-out items by groups of sites too;
+the tables equal those of the run in memory (`run_curriculum` without a store refuses a budget).
 """
 
 from __future__ import annotations

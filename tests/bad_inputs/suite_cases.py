@@ -13,7 +13,9 @@ from collections.abc import Callable
 from datasets import Dataset
 
 from lingprobe.errors import LingprobeError
+from probes import TrainConfig
 from suites.cli import main
+from suites.curriculum import CurriculumConfig, run_curriculum
 from suites.datasets import DataSource, UnknownDatasetError
 from suites.holmes.catalog import build_task
 from suites.outputs import ManifestError, read_manifest
@@ -339,13 +341,15 @@ SUITES_CASES = [
         r"analyses=\('bogus',\): choose from",
     ),
     Case(
-        "cli-curriculum-memory",
-        "`lingprobe run curriculum --memory 4GiB`: its features are held in memory",
-        "exit 2, one line naming CurriculumConfig.train.memory and the fix",
-        cli("run", "curriculum", "--data", "samples", "--memory", "4GiB", "--out", "TMP/o"),
-        CommandFailed,
-        r"CurriculumConfig\.train\.memory='4GiB': the curriculum suite holds its features in"
-        r" memory .* leave out memory",
+        "curriculum-memory-without-store",
+        "`run_curriculum(config=...)` with `train.memory` and no store",
+        "TaskError naming CurriculumConfig.train.memory and the fix (a store, or no budget)",
+        lambda env: run_curriculum(
+            {}, env.tmp() / "o", config=CurriculumConfig(train=TrainConfig(memory="4GiB"))
+        ),
+        TaskError,
+        r"CurriculumConfig\.train\.memory='4GiB' bounds the features kept in a store; give a"
+        r" store \(store=DIR, --store DIR, a sweep's `store`\) or leave out memory",
     ),
     Case(
         "blimp-path-escape",

@@ -90,6 +90,10 @@ def assert_same_results(a: ProbeResults, b: ProbeResults) -> None:
     assert torch.equal(a.test.pred, b.test.pred)
     assert torch.equal(a.test.target_row, b.test.target_row)
     assert torch.equal(a.test.targets, b.test.targets)
+    if a.test.scores is None:
+        assert b.test.scores is None
+    else:  # the class scores of the rank metrics and their intervals
+        assert b.test.scores is not None and torch.equal(a.test.scores, b.test.scores)
 
 
 GRIDS = {

@@ -7,8 +7,10 @@ import json
 
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from suites.cli import main
+from tests.suites.test_feature_set_suites import Spy, run
 
 
 @pytest.fixture()
@@ -122,3 +124,30 @@ def test_zero_shot_needs_a_label_order(small_data, tmp_path, capsys):
         assert main([*common, "--label-order", "entailed,not-entailed"]) == 0
     table = pl.read_parquet(out / "zero_shot.parquet")
     assert table["phenomenon"].to_list() == ["lexical"]
+
+
+@pytest.mark.slow
+def test_a_memory_budget_reads_the_store_and_gives_the_tables_in_memory(tmp_path, monkeypatch):
+    # every layer of MiniLM; the pair input (premise, hypothesis, |p-h|: 1,152 floats) is about
+    # 0.5 MiB a site over the 120 items, so the probes read it one site at a time
+    argv = ["curriculum", "--phenomena", "negation", "--limit-train", "90", "--limit-test", "30"]
+    argv += ["--sizes", "5,10", "--pvi-folds", "2", "--combine", "premise,hypothesis,abs_diff"]
+    in_memory = run(argv, tmp_path / "memory", tmp_path / "store-memory", None)
+    spy = Spy(monkeypatch)
+
+    def no_tensor(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the features were held in memory")
+
+    monkeypatch.setattr("suites.curriculum.features.task_features", no_tensor)
+    on_disk = run(argv, tmp_path / "disk", tmp_path / "store-disk", "1MiB")
+    assert_frame_equal(on_disk, in_memory)  # the float32 tolerances of the trainer tests
+    for table in ("inoculation.parquet", "pvi.parquet", "cross_distribution.parquet"):
+        ours, theirs = (
+            pl.read_parquet(next((tmp_path / out / "units").iterdir()) / "negation" / table)
+            for out in ("disk", "memory")
+        )
+        assert_frame_equal(ours, theirs)
+    assert spy.lazy and all(spy.lazy)  # the features were extracted into the store only
+    # the probes read whole sites in groups the budget cut: never every site at once
+    whole = [(sites, shape[1]) for items, sites, shape in spy.reads if items == shape[0]]
+    assert whole and all(sites < every for sites, every in whole)

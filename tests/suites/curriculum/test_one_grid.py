@@ -6,7 +6,6 @@ import polars as pl
 import pytest
 import torch
 
-from internals import Site
 from probes.metric_table import metric_names
 from suites.curriculum import (
     CurriculumConfig,
@@ -19,44 +18,17 @@ from suites.curriculum.probe_outputs import subset_metrics
 from suites.curriculum.pvi import HARD, SIMPLE
 from suites.curriculum.sampling import base_codes
 from suites.suite import with_probe
-from suites.tasks import Task, make_frame
+from suites.tasks import Task
 from tests.suites.curriculum.loop_reference import cross_loop, inoculation_loop, pvi_loop
+from tests.suites.curriculum.toy import toy_task
 
-NAMES = ("entailment", "neutral", "contradiction")
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")
 def toy() -> tuple[Task, NLIFeatures]:
     """Three labels with unequal counts (so N per label caps a label), two sites."""
-    gen = torch.Generator().manual_seed(0)
-    labels = torch.cat([torch.full((n,), c) for c, n in enumerate((70, 60, 40))])
-    labels = labels[torch.randperm(labels.numel(), generator=gen)]
-    n = labels.numel()
-    rows = [
-        {
-            "text": f"p{i}",
-            "text_pair": f"h{i}",
-            "label": NAMES[int(y)],
-            "split": "test" if i % 5 == 0 else "train",
-        }
-        for i, y in enumerate(labels)
-    ]
-    task = Task("toy", make_frame(rows, "classification"), labels=NAMES, phenomenon="toy")
-    signal = (
-        torch.nn.functional.one_hot(labels, 6).float()[:, None]
-        * torch.tensor([0.5, 2.0])[None, :, None]
-    )
-    premise = torch.randn(n, 2, 6, generator=gen) + signal
-    hypothesis = torch.randn(n, 2, 6, generator=gen) + 0.5 * signal
-    return task, NLIFeatures(premise, hypothesis, (Site("encoder", 3), Site("encoder", 6)))
+    return toy_task(n_sites=2)
 
 
 CONFIG = with_probe(
