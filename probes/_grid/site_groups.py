@@ -6,7 +6,10 @@ grid of its own and released, while the next group is read in the background
 grid. A probe draws the same numbers in any grid (`probes._grid.streams`: every stream is keyed by
 the probe's seed, mask and order key, never by its site or the grid's size; the initialisation
 is drawn once per seed for every site), its block's GEMMs and its site's evaluation GEMM do not
-depend on the other sites, so the results equal the one fit of every site bit for bit.
+depend on the other sites, so the results equal the one fit of every site: bit for bit, but
+for fused AdamW, which steps a tensor's last elements (fewer than a vector's width) one by one
+and may round them a last bit differently from the same elements in vector lanes, so a group
+of fewer probes can differ from the whole grid by one float32 unit in the last place.
 """
 
 from __future__ import annotations
