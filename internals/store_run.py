@@ -28,7 +28,7 @@ from internals.segments import Segments
 from internals.sites import Site, common_dim
 from internals.span_reuse import SpanIndex
 from internals.store import ActivationStore, data_fingerprint
-from lingprobe.heap import release_memory
+from lingprobe.heap import mapped_allocations, release_memory
 
 WINDOW_BYTES = 1 << 26  # features of the shards computed in one call (memory, not results)
 
@@ -122,11 +122,12 @@ class StoreRun:
         window: drop them before asking for the next shard, or two windows are held."""
         per_window = window_shards(self.shard_size, len(self.sites), self.width, self.window_bytes)
         start = numbers.start
-        while start < numbers.stop:  # windows start at multiples of `per_window` shards
-            stop = min(numbers.stop, (start // per_window + 1) * per_window)
-            yield from self._window(range(start, stop), keep)
-            release_memory(young_only=True)  # the window's working copies, before the next
-            start = stop
+        with mapped_allocations():  # a batch's tensors leave no resident gaps in the heap
+            while start < numbers.stop:  # windows start at multiples of `per_window` shards
+                stop = min(numbers.stop, (start // per_window + 1) * per_window)
+                yield from self._window(range(start, stop), keep)
+                release_memory(young_only=True)  # the window's working copies, before the next
+                start = stop
 
     def _window(self, numbers: range, keep: bool) -> Iterator[tuple[int, dict[Site, Tensor]]]:
         have: dict[int, dict[Site, Tensor | None]] = {}
