@@ -87,6 +87,7 @@ def extract_features(
                     checksums[k].append(shard_checksum(have[site]))
                 else:
                     out[rows, k] = have[site].float()
+            del have  # a view of its whole window: dropped before the next window is computed
         if out is not None:
             return out
         return _feature_set(run, checksums)
@@ -117,8 +118,8 @@ def extract_shards(
     run = StoreRun(
         subject, items, width, resolved, reading, store, store_dtype, shard_size, window_bytes
     )
-    for _ in run.shards(shards, keep=True):
-        pass
+    for _shard, have in run.shards(shards, keep=True):
+        del have  # a view of its whole window: dropped before the next window is computed
 
 
 def shards_per_window(

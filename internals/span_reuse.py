@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,27 +120,43 @@ class SpanIndex:
         self.keys, self.source, self.segment = keys[order], source[order], segment[order]
         self.digests, self.spans = digests[order], spans[order]
 
-    def fill(self, wanted: Segments, sites: Sequence[Site], out: Tensor, dim: int) -> np.ndarray:
-        """Copy into `out` (`[item, site, width * dim]`, the store's dtype) the rows of the items
-        of `wanted` whose every segment is stored at every site; return which items were filled
-        (the rows of the others are left undefined)."""
+    def fill(
+        self,
+        wanted: Segments,
+        sites: Sequence[Site],
+        allocate: Callable[[int], Tensor],
+        dim: int,
+    ) -> tuple[np.ndarray, Tensor | None]:
+        """Which items of `wanted` have every segment stored at every site, and their rows: row
+        j of `allocate(n)` (`[n, site, width * dim]`, the store's dtype) is the j-th such item's
+        (only the served items are held, not the shard). `None` where no item is served."""
+        served = np.zeros(wanted.n_items, dtype=bool)
         if not len(self.keys):
-            return np.zeros(wanted.n_items, dtype=bool)
+            return served, None
         entry = self._choose(wanted, sites)
         served = np.asarray((entry >= 0).reshape(wanted.n_items, wanted.width).all(axis=1))
-        at = np.nonzero(np.repeat(served, wanted.width))[0]  # the served items' segments
+        if not served.any():
+            return served, None
+        found = served.copy()
+        out = allocate(int(found.sum()))
+        rank = np.cumsum(found) - 1  # an item's row in `out`
+        at = np.nonzero(np.repeat(found, wanted.width))[0]  # the served items' segments
         chosen = entry[at]
         segment = self.segment[chosen]
         groups, item, width, shard_size = self._shards(chosen)
         for group in np.unique(groups).tolist():
             mine = groups == group
             rows = (
-                *(at[mine] // wanted.width, at[mine] % wanted.width),  # into `out`
+                *(rank[at[mine] // wanted.width], at[mine] % wanted.width),  # into `out`
                 *(item[mine] % shard_size[mine], segment[mine] % width[mine]),  # from the shard
             )
             if not self._copy(group >> 32, group & 0xFFFFFFFF, sites, out, dim, rows):
                 served[at[mine] // wanted.width] = False  # a damaged source: computed instead
-        return served
+        if not served.any():
+            return served, None
+        if not served[found].all():
+            out = out[torch.from_numpy(served[found])]
+        return served, out
 
     def _choose(self, wanted: Segments, sites: Sequence[Site]) -> np.ndarray:
         """Per wanted segment, the sorted entry holding it in a shard present at every site

@@ -28,7 +28,7 @@ from internals.segments import Segments
 from internals.sites import Site, common_dim
 from internals.span_reuse import SpanIndex
 from internals.store import ActivationStore, data_fingerprint
-from lingprobe.heap import release_memory
+from lingprobe.heap import mapped_allocations, release_memory
 
 WINDOW_BYTES = 1 << 26  # features of the shards computed in one call (memory, not results)
 
@@ -118,50 +118,60 @@ class StoreRun:
     def shards(self, numbers: range, keep: bool) -> Iterator[tuple[int, dict[Site, Tensor]]]:
         """`(shard, rows of each site)` for every shard of `numbers`, in order, in the store's
         dtype; what is computed is saved (with `keep`, also a shard whose every row was read
-        from another list: a feature set needs it here)."""
+        from another list: a feature set needs it here). A shard's rows are views of its whole
+        window: drop them before asking for the next shard, or two windows are held."""
         per_window = window_shards(self.shard_size, len(self.sites), self.width, self.window_bytes)
         start = numbers.start
-        while start < numbers.stop:  # windows start at multiples of `per_window` shards
-            stop = min(numbers.stop, (start // per_window + 1) * per_window)
-            yield from self._window(range(start, stop), keep)
-            release_memory(young_only=True)  # the window's working copies, before the next
-            start = stop
+        with mapped_allocations():  # a batch's tensors leave no resident gaps in the heap
+            while start < numbers.stop:  # windows start at multiples of `per_window` shards
+                stop = min(numbers.stop, (start // per_window + 1) * per_window)
+                yield from self._window(range(start, stop), keep)
+                release_memory(young_only=True)  # the window's working copies, before the next
+                start = stop
 
     def _window(self, numbers: range, keep: bool) -> Iterator[tuple[int, dict[Site, Tensor]]]:
         have: dict[int, dict[Site, Tensor | None]] = {}
-        pending: list[_Pending] = []
+        pending: dict[int, _Pending] = {}
         for shard in numbers:
             rows = self.rows(shard)
             shape = (rows.stop - rows.start, self.width)
             have[shard] = {s: self.shelf.load(s, shard, shape, self.dtype) for s in self.sites}
             missing = [site for site, tensor in have[shard].items() if tensor is None]
             if missing:
-                pending.append(self._from_elsewhere(shard, missing))
+                pending[shard] = self._from_elsewhere(shard, missing)
             else:
                 self.report(ProgressStep(shape[0]))
-        for group in _by_sites(pending):
+        for group in _by_sites(list(pending.values())):
             self._compute(group)
-        for part in pending:
-            if len(part.todo) or keep:
+        for shard in numbers:  # a shard mixing served and computed rows is put together alone
+            mine = have.pop(shard)
+            part = pending.pop(shard, None)
+            if part is not None:
+                block = part.rows()
+                if len(part.todo) or keep:
+                    for k, site in enumerate(part.missing):
+                        self.shelf.save(site, shard, block[:, k])
                 for k, site in enumerate(part.missing):
-                    self.shelf.save(site, part.shard, part.block[:, k])
-            for k, site in enumerate(part.missing):
-                have[part.shard][site] = part.block[:, k]
-        for shard in numbers:
-            yield shard, {site: t for site, t in have[shard].items() if t is not None}
+                    mine[site] = block[:, k]
+                del part, block
+            yield shard, {site: t for site, t in mine.items() if t is not None}
 
     def _from_elsewhere(self, shard: int, missing: list[Site]) -> _Pending:
         """The shard's rows at `missing` sites that other lists hold; which are left to do."""
         rows = self.rows(shard)
         if self.elsewhere is None:
             self.elsewhere = SpanIndex.of(self.store, self.subject_key, self.settings)
-        block = torch.empty(rows.stop - rows.start, len(missing), self.width, dtype=self.dtype)
-        wanted = self.segments.of_items(rows)
-        served = self.elsewhere.fill(wanted, missing, block, self.dim)
+        n_rows = rows.stop - rows.start
+        served, found = self.elsewhere.fill(
+            self.segments.of_items(rows),
+            missing,
+            lambda n: torch.empty(n, len(missing), self.width, dtype=self.dtype),
+            self.dim,
+        )
         todo = np.nonzero(~served)[0]
-        if len(todo) < len(block):
-            self.report(ProgressStep(len(block) - len(todo)))
-        return _Pending(shard, missing, rows.start, block, todo)
+        if len(todo) < n_rows:
+            self.report(ProgressStep(n_rows - len(todo)))
+        return _Pending(shard, missing, rows.start, n_rows, served, found, todo)
 
     def _compute(self, group: list[_Pending]) -> None:
         """Compute the rows left to do of shards needing the same sites, in one call."""
@@ -175,23 +185,40 @@ class StoreRun:
             raise error.moved(lambda index: int(origin[index])) from None
         start = 0
         for part in group:
-            values = computed[start : start + len(part.todo)].to(self.dtype)
+            part.computed = computed[start : start + len(part.todo)].to(self.dtype)
             start += len(part.todo)
-            if len(part.todo) == len(part.block):
-                part.block = values
-            elif len(part.todo):
-                part.block[torch.from_numpy(part.todo)] = values
 
 
 class _Pending:
-    """A shard with sites to fill: its rows so far and the items still to compute."""
+    """A shard with sites to fill: the rows served from other lists (`found`, in item order),
+    the items still to compute (`todo`) and, once computed, theirs (`computed`)."""
 
     def __init__(
-        self, shard: int, missing: list[Site], first: int, block: Tensor, todo: np.ndarray
+        self,
+        shard: int,
+        missing: list[Site],
+        first: int,
+        n_rows: int,
+        served: np.ndarray,
+        found: Tensor | None,
+        todo: np.ndarray,
     ) -> None:
-        self.shard, self.missing, self.first, self.block, self.todo = (
-            shard, missing, first, block, todo
-        )  # fmt: skip
+        self.shard, self.missing, self.first, self.n_rows = shard, missing, first, n_rows
+        self.served, self.found, self.todo = served, found, todo
+        self.computed: Tensor | None = None
+
+    def rows(self) -> Float[Tensor, "item site dim"]:
+        """The shard's rows: the computed ones as they are (a view of the window's) or the
+        served ones alone, else both put together in a new block of the shard."""
+        if self.found is None or not len(self.todo):
+            whole = self.computed if self.found is None else self.found
+            assert whole is not None  # computed before the rows are asked for
+            return whole
+        assert self.computed is not None
+        block = torch.empty(self.n_rows, *self.found.shape[1:], dtype=self.found.dtype)
+        block[torch.from_numpy(np.nonzero(self.served)[0])] = self.found
+        block[torch.from_numpy(self.todo)] = self.computed
+        return block
 
 
 def _by_sites(pending: list[_Pending]) -> list[list[_Pending]]:

@@ -110,3 +110,30 @@ def test_each_site_selection_gets_its_own_index(glove, minilm, tmp_path):
     one = minilm.features(WORDS, [2], store=tmp_path, shard_size=8, progress=False, lazy=True)
     assert two.index_path != one.index_path and two.folder == one.folder
     assert torch.equal(two[:, 1], one[:, 0])
+
+
+@pytest.mark.parametrize("lazy", [True, False], ids=["lazy", "in-memory-from-store"])
+def test_one_window_is_held_while_the_next_is_computed(glove, tmp_path, monkeypatch, lazy):
+    """Each window's computed rows are freed before the next window is computed (a shard the
+    caller still held would keep its whole window alive), with served rows mixed in."""
+    import weakref
+
+    from internals import store_run
+
+    subject = load_subject("glove:6B.50d")  # its own instance: `compute` is patched
+    subject.features(WORDS[:3], store=tmp_path, shard_size=2, progress=False)  # rows to serve
+    monkeypatch.setattr(store_run, "WINDOW_BYTES", 2 * 2 * 50 * 4)  # two shards of two items
+    alive: list[weakref.ref] = []
+    inner = subject.compute
+
+    def compute(items, *args, **kwargs):
+        assert all(ref() is None for ref in alive), "an earlier window is still held"
+        rows = inner(items, *args, **kwargs).numpy().copy()  # a tensor's views keep this alive
+        alive.append(weakref.ref(rows))
+        return torch.from_numpy(rows)
+
+    monkeypatch.setattr(subject, "compute", compute)
+    out = subject.features(WORDS, store=tmp_path, shard_size=2, progress=False, lazy=lazy)
+    assert len(alive) == len(WORDS) // 4 + 1  # one call per window of four items
+    expected = glove.features(WORDS, progress=False)
+    assert torch.equal(out.to_tensor() if lazy else out, expected)
