@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
-MAPPED_FROM = 1 << 20  # C allocations this large or larger get their own mappings (bytes)
+MAPPED_FROM = 4 << 20  # C allocations this large or larger get their own mappings (bytes)
 DYNAMIC_MAX = 32 << 20  # where glibc's own threshold adjustment stops on 64-bit (bytes)
 
 
