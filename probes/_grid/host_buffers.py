@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol, cast, runtime_checkable
 
 import torch
 from torch import Tensor
@@ -24,6 +25,25 @@ from torch import Tensor
 CPU = torch.device("cpu")
 Where = slice | tuple[int | slice, slice]  # a block of the result's leading axes
 Fill = Callable[[Where, Tensor], Tensor]  # reads block `where` into a host buffer, returns it
+
+
+@runtime_checkable
+class CopyStream(Protocol):
+    """What the readers use of a `torch.cuda.Stream` (typed by use: torch's CPU and CUDA builds
+    define the class differently, and tests stand in for it without a GPU)."""
+
+    def wait_event(self, event: Any) -> Any:
+        """Make the stream's later work wait for `event`."""
+        ...
+
+
+@runtime_checkable
+class CopyEvent(Protocol):
+    """What the readers use of a `torch.cuda.Event` (see `CopyStream`)."""
+
+    def record(self, stream: Any = None) -> Any:
+        """Mark the point `stream`'s work has reached."""
+        ...
 
 
 def pins(device: torch.device) -> bool:
@@ -40,7 +60,7 @@ def exact(device: torch.device) -> torch.device:
 
 
 @functools.cache
-def side_stream(device: torch.device) -> torch.cuda.Stream:
+def side_stream(device: torch.device) -> CopyStream:
     """The one stream that copies features onto `device` (indexed): every group is then made
     from that stream's cached blocks, which the groups before it have freed."""
     return torch.cuda.Stream(device)
@@ -64,14 +84,14 @@ class Arrival:
     """A tensor read for a device; `take()` it in the thread that computes on it."""
 
     tensor: Tensor
-    copied: torch.cuda.Event | None = None  # recorded after the copies onto a CUDA device
+    copied: CopyEvent | None = None  # recorded after the copies onto a CUDA device
 
     def take(self) -> Tensor:
         """The tensor. On CUDA the current stream waits for its copies (the host does not), and
         its memory is not reused until the work this stream queues on it is done."""
         if self.copied is not None:
             stream = torch.cuda.current_stream(self.tensor.device)
-            stream.wait_event(self.copied)
+            stream.wait_event(cast(torch.cuda.Event, self.copied))
             self.tensor.record_stream(stream)
         return self.tensor
 
@@ -96,7 +116,7 @@ def read_blocks(
         return Arrival(out)
     device = exact(device)
     side = side_stream(device)
-    with torch.cuda.stream(side):
+    with torch.cuda.stream(cast(torch.cuda.Stream, side)):
         out = allocate(shape, dtype, device, False)
         for where in blocks:
             part = out[where]
@@ -104,7 +124,7 @@ def read_blocks(
             # the caching host allocator keeps `host` until this copy is done
             part.copy_(host, non_blocking=True)
         copied = torch.cuda.Event()
-        copied.record(side)
+        copied.record(cast(torch.cuda.Stream, side))
     return Arrival(out, copied)
 
 

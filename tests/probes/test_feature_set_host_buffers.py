@@ -100,25 +100,23 @@ def test_cpu_readers_give_the_stored_values_in_one_host_tensor(
     assert torch.equal(X, data.feats[:, [1, 3]].float().transpose(0, 1))
 
 
-class FakeStream(torch.cuda.Stream):
-    def __new__(cls, device: torch.device | None = None) -> FakeStream:
-        return object.__new__(cls)
+class FakeStream:
+    """Stands in for `torch.cuda.Stream` (whose CUDA build needs a GPU to make one)."""
 
     def __init__(self, device: torch.device | None = None) -> None:
         self.at, self.waited = device, []
 
-    def wait_event(self, event: torch.cuda.Event) -> None:
+    def wait_event(self, event: FakeEvent) -> None:
         self.waited.append(event)
 
 
-class FakeEvent(torch.cuda.Event):
-    def __new__(cls) -> FakeEvent:
-        return object.__new__(cls)
+class FakeEvent:
+    """Stands in for `torch.cuda.Event`."""
 
     def __init__(self) -> None:
         self.on: FakeStream | None = None
 
-    def record(self, stream: FakeStream | None = None) -> None:  # type: ignore[override]
+    def record(self, stream: FakeStream | None = None) -> None:
         self.on = stream
 
 
